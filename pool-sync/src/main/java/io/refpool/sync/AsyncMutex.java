@@ -1,0 +1,192 @@
+package io.refpool.sync;
+
+import io.refpool.sync.internal.MutexSync;
+import io.refpool.sync.internal.WaiterQueue;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A fair, cancellable mutual-exclusion lock for threads and async tasks alike.
+ *
+ * <pre>{@code
+ * AsyncMutex mutex = new AsyncMutex();
+ *
+ * try (Guard guard = mutex.acquireBlocking()) {       // a thread that may park
+ *     counter++;
+ * }
+ *
+ * mutex.acquire(token).thenAccept(guard -> {          // an async task: no thread is parked
+ *     try (guard) {
+ *         counter++;
+ *     }
+ * });
+ * }</pre>
+ *
+ * <p><b>Fairness.</b> Waiters are served strictly in the order they called. A release with waiters
+ * queued hands the lock directly to the head waiter; nobody barges in between, so
+ * {@link #tryLock()} and {@link #tryAcquire()} fail while anyone is queued.
+ *
+ * <p><b>Cancellation.</b> A wait ends in exactly one of two ways: the lock is granted (the caller
+ * owns it and must close the guard) or the wait is cancelled (the caller owns nothing). Cancellation
+ * comes from the token, a timeout, an interrupt, or the returned future's own {@code cancel},
+ * {@code complete}, {@code completeExceptionally} or {@code orTimeout}; whichever happens, the lock
+ * is never lost: if the grant already won, the future completes with the guard, and if the cancel
+ * won after a release had picked the waiter, the lock passes on to the next waiter.
+ *
+ * <p><b>Cost.</b> Uncontended {@link #tryLock()}+{@link #unlock()} is one CAS each and allocates
+ * nothing; so does {@link #acquireBlocking()} followed by closing the guard, once the JIT has
+ * compiled the caller. An uncontended {@link #acquire()} allocates at most the guard, which is its
+ * own completed stage. Only a waiting acquire allocates a waiter, which serves as its future and its
+ * guard. Futures are completed outside internal locks, and synchronous continuations that release
+ * and re-acquire run in a loop rather than growing the stack.
+ *
+ * <p>Not reentrant: a thread holding the lock that acquires it again waits for itself. Parking uses
+ * {@link java.util.concurrent.locks.LockSupport}, so virtual threads unmount while they wait.
+ */
+public final class AsyncMutex {
+    private final MutexSync sync = new MutexSync();
+
+    /** Creates an unlocked mutex. */
+    public AsyncMutex() {}
+
+    /**
+     * Acquires the lock asynchronously.
+     *
+     * @return a stage completed with the guard once the lock is granted, in call order
+     */
+    public CompletionStage<Guard> acquire() {
+        if (sync.tryLock()) {
+            return sync.readyStage(MutexSync.ONE);
+        }
+        return sync.acquireAsync(MutexSync.ONE, CancellationToken.none());
+    }
+
+    /**
+     * Acquires the lock asynchronously unless {@code token} is cancelled first.
+     *
+     * @param token cancels the wait; if already cancelled, the returned stage has already failed
+     * @return a stage completed with the guard, or failed with a
+     *     {@link java.util.concurrent.CancellationException}
+     * @throws NullPointerException if {@code token} is null
+     */
+    public CompletionStage<Guard> acquire(CancellationToken token) {
+        WaiterQueue.requireToken(token);
+        if (token.isCancellationRequested()) {
+            return sync.cancelledStage();
+        }
+        if (sync.tryLock()) {
+            return sync.readyStage(MutexSync.ONE);
+        }
+        return sync.acquireAsync(MutexSync.ONE, token);
+    }
+
+    /**
+     * Acquires the lock, parking the calling thread while others hold it or wait before it.
+     *
+     * @return the guard
+     * @throws InterruptedException if the thread is interrupted before the lock is granted; the wait
+     *     is then cancelled and nothing is owned
+     */
+    public Guard acquireBlocking() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring AsyncMutex");
+        }
+        if (sync.tryLock()) {
+            return sync.readyGuard(MutexSync.ONE);
+        }
+        return sync.acquireBlocking(MutexSync.ONE, CancellationToken.none(), -1L);
+    }
+
+    /**
+     * Acquires the lock, parking the calling thread, unless {@code token} is cancelled first.
+     *
+     * @param token cancels the wait
+     * @return the guard
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws java.util.concurrent.CancellationException if the token is cancelled before the grant
+     * @throws NullPointerException if {@code token} is null
+     */
+    public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
+        WaiterQueue.requireToken(token);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring AsyncMutex");
+        }
+        sync.throwIfCancelled(token);
+        if (sync.tryLock()) {
+            return sync.readyGuard(MutexSync.ONE);
+        }
+        return sync.acquireBlocking(MutexSync.ONE, token, -1L);
+    }
+
+    /**
+     * Acquires the lock only if it is free and nobody is queued.
+     *
+     * @return the guard, or empty
+     */
+    public Optional<Guard> tryAcquire() {
+        return sync.tryLock() ? Optional.of(sync.readyGuard(MutexSync.ONE)) : Optional.empty();
+    }
+
+    /**
+     * Acquires the lock, waiting in line at most {@code timeout}.
+     *
+     * @param timeout the longest wait; zero means do not wait
+     * @return the guard, or empty if the timeout elapsed first
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public Optional<Guard> tryAcquire(Duration timeout) throws InterruptedException {
+        long nanos = WaiterQueue.timeoutNanos(timeout);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring AsyncMutex");
+        }
+        if (sync.tryLock()) {
+            return Optional.of(sync.readyGuard(MutexSync.ONE));
+        }
+        if (nanos == 0L) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(sync.acquireBlocking(MutexSync.ONE, CancellationToken.none(), nanos));
+    }
+
+    /**
+     * Takes the lock if it is free and nobody is queued; the allocation-free pair of
+     * {@link #unlock()}.
+     *
+     * @return whether the lock was taken
+     */
+    public boolean tryLock() {
+        return sync.tryLock();
+    }
+
+    /**
+     * Releases a lock taken with {@link #tryLock()}, handing it to the head waiter if any.
+     *
+     * @throws IllegalStateException if the mutex is not locked; nothing changes
+     */
+    public void unlock() {
+        sync.unlock();
+    }
+
+    /** {@return whether the mutex is held (diagnostics: may be stale at once)} */
+    public boolean isLocked() {
+        return sync.isLocked();
+    }
+
+    /** {@return the number of waiters queued (diagnostics: may be stale at once)} */
+    public int queueLength() {
+        return sync.queueLength();
+    }
+
+    /** The test seam: the waiter queue, to install hooks on. */
+    WaiterQueue queue() {
+        return sync;
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncMutex[" + (isLocked() ? "locked" : "unlocked") + ", queued=" + queueLength() + "]";
+    }
+}

@@ -1,0 +1,241 @@
+package io.refpool.sync;
+
+import io.refpool.sync.internal.SemaphoreSync;
+import io.refpool.sync.internal.WaiterQueue;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A fair, cancellable counting semaphore for threads and async tasks alike.
+ *
+ * <pre>{@code
+ * AsyncSemaphore connections = new AsyncSemaphore(8);
+ *
+ * try (Guard guard = connections.acquireBlocking(2)) {   // two permits, returned by close()
+ *     copy(source, target);
+ * }
+ *
+ * connections.acquire(1, token).thenAccept(guard -> {   // async: no thread is parked
+ *     try (guard) {
+ *         ping();
+ *     }
+ * });
+ * }</pre>
+ *
+ * <p><b>Fairness.</b> Requests are served strictly in call order: a large request at the head is
+ * not overtaken by smaller ones behind it, and while anyone is queued the {@code try} variants fail.
+ * A release with waiters queued assigns the permits directly to the head requests that fit.
+ *
+ * <p><b>Capacity.</b> A semaphore holds at most {@link #maxPermits()} permits. A request for more
+ * than that could never be served and is refused at the call; a release that would raise the
+ * available permits above it (a double release) is refused too.
+ *
+ * <p><b>Cancellation</b> works as for {@link AsyncMutex}: a wait is either granted, and the guard
+ * owns the permits, or cancelled, and owns nothing; if a cancel wins after a release picked the
+ * waiter, its permits go on to the next waiters. No permit is ever lost.
+ */
+public final class AsyncSemaphore {
+    private final SemaphoreSync sync;
+
+    /**
+     * Creates a semaphore with {@code permits} permits available, which is also its maximum.
+     *
+     * @param permits the permits, at least 1
+     * @throws IllegalArgumentException if {@code permits} is less than 1
+     */
+    public AsyncSemaphore(int permits) {
+        this(permits, permits);
+    }
+
+    /**
+     * Creates a semaphore holding at most {@code maxPermits}, of which {@code initialPermits} are
+     * available now.
+     *
+     * @param initialPermits the permits available now, from 0 to {@code maxPermits}
+     * @param maxPermits the most permits the semaphore can hold, at least 1
+     * @throws IllegalArgumentException if the counts are out of range
+     */
+    public AsyncSemaphore(int initialPermits, int maxPermits) {
+        if (maxPermits < 1) {
+            throw new IllegalArgumentException("maxPermits must be at least 1, was " + maxPermits);
+        }
+        if (initialPermits < 0 || initialPermits > maxPermits) {
+            throw new IllegalArgumentException(
+                    "initialPermits must be between 0 and maxPermits (" + maxPermits + "), was " + initialPermits);
+        }
+        this.sync = new SemaphoreSync(initialPermits, maxPermits);
+    }
+
+    private int checkPermits(int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits must be at least 1, was " + permits);
+        }
+        if (permits > sync.maxPermits()) {
+            throw new IllegalArgumentException("permits (" + permits + ") exceed the maximum of " + sync.maxPermits()
+                    + " this semaphore can ever hold; the request could never be served");
+        }
+        return permits;
+    }
+
+    /**
+     * Acquires {@code permits} asynchronously.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @return a stage completed with the guard of the permits, in call order
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     */
+    public CompletionStage<Guard> acquire(int permits) {
+        checkPermits(permits);
+        if (sync.tryTake(permits)) {
+            return sync.readyStage(permits);
+        }
+        return sync.acquireAsync(permits, CancellationToken.none());
+    }
+
+    /**
+     * Acquires {@code permits} asynchronously unless {@code token} is cancelled first.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @param token cancels the wait; if already cancelled, the returned stage has already failed
+     * @return a stage completed with the guard, or failed with a
+     *     {@link java.util.concurrent.CancellationException}
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     * @throws NullPointerException if {@code token} is null
+     */
+    public CompletionStage<Guard> acquire(int permits, CancellationToken token) {
+        checkPermits(permits);
+        WaiterQueue.requireToken(token);
+        if (token.isCancellationRequested()) {
+            return sync.cancelledStage();
+        }
+        if (sync.tryTake(permits)) {
+            return sync.readyStage(permits);
+        }
+        return sync.acquireAsync(permits, token);
+    }
+
+    /**
+     * Acquires {@code permits}, parking the calling thread until they are granted.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @return the guard of the permits
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     */
+    public Guard acquireBlocking(int permits) throws InterruptedException {
+        return acquireBlocking(permits, CancellationToken.none());
+    }
+
+    /**
+     * Acquires {@code permits}, parking the calling thread, unless {@code token} is cancelled first.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @param token cancels the wait
+     * @return the guard of the permits
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws java.util.concurrent.CancellationException if the token is cancelled before the grant
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     * @throws NullPointerException if {@code token} is null
+     */
+    public Guard acquireBlocking(int permits, CancellationToken token) throws InterruptedException {
+        checkPermits(permits);
+        WaiterQueue.requireToken(token);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
+        }
+        sync.throwIfCancelled(token);
+        if (sync.tryTake(permits)) {
+            return sync.readyGuard(permits);
+        }
+        return sync.acquireBlocking(permits, token, -1L);
+    }
+
+    /**
+     * Acquires {@code permits} only if they are available and nobody is queued.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @return the guard, or empty
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     */
+    public Optional<Guard> tryAcquire(int permits) {
+        checkPermits(permits);
+        return sync.tryTake(permits) ? Optional.of(sync.readyGuard(permits)) : Optional.empty();
+    }
+
+    /**
+     * Acquires {@code permits}, waiting in line at most {@code timeout}.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @param timeout the longest wait; zero means do not wait
+     * @return the guard, or empty if the timeout elapsed first
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws IllegalArgumentException if {@code permits} is out of range or {@code timeout} negative
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public Optional<Guard> tryAcquire(int permits, Duration timeout) throws InterruptedException {
+        checkPermits(permits);
+        long nanos = WaiterQueue.timeoutNanos(timeout);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
+        }
+        if (sync.tryTake(permits)) {
+            return Optional.of(sync.readyGuard(permits));
+        }
+        if (nanos == 0L) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(sync.acquireBlocking(permits, CancellationToken.none(), nanos));
+    }
+
+    /**
+     * Takes {@code permits} if available and nobody is queued, without a guard; the allocation-free
+     * pair of {@link #release(int)}.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @return whether they were taken
+     * @throws IllegalArgumentException if {@code permits} is out of range
+     */
+    public boolean tryAcquirePermits(int permits) {
+        return sync.tryTake(checkPermits(permits));
+    }
+
+    /**
+     * Returns {@code permits} taken with {@link #tryAcquirePermits(int)}, serving queued requests
+     * in order.
+     *
+     * @param permits how many, at least 1
+     * @throws IllegalArgumentException if {@code permits} is less than 1 or above the maximum
+     * @throws IllegalStateException if the release would raise the available permits above
+     *     {@link #maxPermits()}; nothing changes
+     */
+    public void release(int permits) {
+        sync.release(checkPermits(permits));
+    }
+
+    /** {@return the permits available now (diagnostics: may be stale at once)} */
+    public int availablePermits() {
+        return sync.availablePermits();
+    }
+
+    /** {@return the most permits this semaphore can hold} */
+    public int maxPermits() {
+        return sync.maxPermits();
+    }
+
+    /** {@return the number of requests queued (diagnostics: may be stale at once)} */
+    public int queueLength() {
+        return sync.queueLength();
+    }
+
+    /** The test seam: the waiter queue, to install hooks on. */
+    WaiterQueue queue() {
+        return sync;
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncSemaphore[available=" + availablePermits() + "/" + maxPermits() + ", queued=" + queueLength()
+                + "]";
+    }
+}

@@ -1,0 +1,30 @@
+package io.refpool.sync.internal;
+
+/**
+ * Test seam of {@link WaiterQueue}: called at named points of the contended paths so a test can
+ * pause a thread there (with a latch) or fail it, forcing one interleaving. Off ({@code null}) by
+ * default; the uncontended paths never look at it.
+ */
+@FunctionalInterface
+public interface QueueHooks {
+    /** The named points, in the order a contended acquire or release passes them. */
+    enum Point {
+        /** The fast-path CAS failed; no waiter exists yet. Throwing here changes nothing. */
+        AFTER_FAST_PATH_FAILED,
+        /** About to allocate the waiter; throwing here models a failed allocation. */
+        WAITER_ALLOCATION,
+        /** The waiter is allocated; the queue lock is not taken yet. */
+        AFTER_WAITER_ALLOCATED,
+        /** Under the queue lock, the locked recheck failed; the waiter is about to be linked. */
+        BEFORE_PUBLICATION,
+        /** A release popped a waiter for a grant and left the queue lock; the grant CAS is next. */
+        BETWEEN_POP_AND_COMPLETION
+    }
+
+    /**
+     * Called at {@code point} on the thread passing it.
+     *
+     * @param point where the thread is
+     */
+    void at(Point point);
+}

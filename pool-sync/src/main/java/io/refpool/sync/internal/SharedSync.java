@@ -1,0 +1,154 @@
+package io.refpool.sync.internal;
+
+/**
+ * The state of {@code AsyncSharedMutex}: the reader count in the low 31 bits, {@link #WRITER} while
+ * a writer holds the lock, and the queue's {@link #QUEUED}.
+ *
+ * <pre>
+ *   transition                     by
+ *   readers + 1                    a reader while no writer holds and nobody is queued (one CAS;
+ *                                  a CAS lost to another reader is retried, never parked on)
+ *   readers - 1                    a reader leaving (one CAS, no lock) unless it is the last one,
+ *                                  or leaves the ceiling, while waiters are queued: then under the
+ *                                  queue lock, serving the head in the same CAS
+ *   0 -> WRITER                    a writer while the lock is free and nobody is queued
+ *   WRITER -> 0 / next holders     the writer leaving; if queued, the head is served in the same CAS
+ *   + QUEUED / - QUEUED            under the queue lock only, as the queue becomes non-empty / empty
+ * </pre>
+ *
+ * <p>{@code QUEUED} doubles as the writer-waiting bit: a reader only ever queues behind a writer
+ * (holding, or queued ahead of it), so while {@code QUEUED} is set a writer holds or waits and new
+ * readers queue behind it. When the lock frees, the head is served: a writer alone, or every reader
+ * up to the next writer as one batch. Readers count up to {@link #maxReaders()}; beyond it
+ * {@code tryLockShared} fails and a waiting acquire that nothing else holds back is refused.
+ */
+public final class SharedSync extends WaiterQueue {
+    /** Argument of a shared (reader) acquire. */
+    public static final int READ = 1;
+    /** Argument of an exclusive (writer) acquire. */
+    public static final int WRITE = 2;
+
+    /** The largest reader count the state can hold. */
+    public static final int MAX_READERS = Integer.MAX_VALUE;
+
+    static final long READERS = 0x7FFF_FFFFL;
+    static final long WRITER = 1L << 32;
+
+    private final int maxReaders;
+
+    public SharedSync(int maxReaders) {
+        super(0L);
+        this.maxReaders = maxReaders;
+    }
+
+    public int readers() {
+        return (int) (state() & READERS);
+    }
+
+    public boolean isWriteLocked() {
+        return (state() & WRITER) != 0;
+    }
+
+    public int maxReaders() {
+        return maxReaders;
+    }
+
+    /** The reader fast path: one CAS while no writer holds or waits, retried only against readers. */
+    public boolean tryLockShared() {
+        for (; ; ) {
+            long s = state();
+            if ((s & (WRITER | QUEUED)) != 0 || (s & READERS) >= maxReaders) {
+                return false;
+            }
+            if (casState(s, s + 1)) {
+                return true;
+            }
+        }
+    }
+
+    public boolean tryLock() {
+        return casState(0L, WRITER);
+    }
+
+    public void unlockShared() {
+        for (; ; ) {
+            long s = state();
+            long readers = s & READERS;
+            if (readers == 0) {
+                throw new IllegalStateException("unlockShared() on " + describe() + " with no reader holding it");
+            }
+            if ((s & QUEUED) != 0 && (readers == 1 || readers == maxReaders)) {
+                releaseSlow(READ);
+                return;
+            }
+            if (casState(s, s - 1)) {
+                return;
+            }
+        }
+    }
+
+    public void unlock() {
+        for (; ; ) {
+            long s = state();
+            if ((s & WRITER) == 0) {
+                throw new IllegalStateException("unlock() on " + describe() + " that no writer holds");
+            }
+            if ((s & QUEUED) != 0) {
+                releaseSlow(WRITE);
+                return;
+            }
+            if (casState(s, s & ~WRITER)) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void release(int arg) {
+        if (arg == READ) {
+            unlockShared();
+        } else {
+            unlock();
+        }
+    }
+
+    @Override
+    protected boolean isEligible(long s, int arg) {
+        if (arg == READ) {
+            return (s & WRITER) == 0 && (s & READERS) < maxReaders;
+        }
+        return (s & (WRITER | READERS)) == 0;
+    }
+
+    @Override
+    protected long assigned(long s, int arg) {
+        return arg == READ ? s + 1 : s | WRITER;
+    }
+
+    @Override
+    protected long released(long s, int arg) {
+        if (arg == READ) {
+            if ((s & READERS) == 0) {
+                throw new IllegalStateException("unlockShared() on " + describe() + " with no reader holding it");
+            }
+            return s - 1;
+        }
+        if ((s & WRITER) == 0) {
+            throw new IllegalStateException("unlock() on " + describe() + " that no writer holds");
+        }
+        return s & ~WRITER;
+    }
+
+    @Override
+    protected void checkMayWait(long s, int arg) {
+        if (arg == READ && (s & (WRITER | QUEUED)) == 0 && (s & READERS) >= maxReaders) {
+            throw new IllegalStateException(describe() + " already has " + maxReaders
+                    + " readers, its ceiling; a further reader would wait for one of them to leave");
+        }
+    }
+
+    @Override
+    protected String describe() {
+        return "AsyncSharedMutex";
+    }
+}

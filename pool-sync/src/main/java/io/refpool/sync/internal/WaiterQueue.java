@@ -1,0 +1,479 @@
+package io.refpool.sync.internal;
+
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import io.refpool.sync.internal.QueueHooks.Point;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The one FIFO waiter queue under {@code AsyncMutex}, {@code AsyncSemaphore} and
+ * {@code AsyncSharedMutex}: a lock's state word plus the queue of those waiting for it.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <p><b>State.</b> Each lock keeps its whole state in one {@code long} owned by this class. The
+ * subclass gives the meaning of the low bits (locked, permits, readers, writer) through
+ * {@link #isEligible}, {@link #assigned} and {@link #released}; bit {@link #QUEUED} is common to all
+ * and is set exactly while the queue is non-empty (it is changed only under the queue lock, in the
+ * same CAS that links the first waiter's way in or pops the last one). Every fast path refuses to
+ * acquire while {@code QUEUED} is set, so nobody barges past a waiter: {@code tryLock} fails while
+ * anyone is queued.
+ *
+ * <p><b>Contended acquire.</b> Only after the fast-path CAS failed is a {@link Waiter} allocated
+ * (node, future and guard in one object), and before the queue lock is taken: a failed allocation
+ * leaves lock and queue untouched. The token's callback is registered next, still outside the lock.
+ * Under the queue lock the state is tried once more (the <em>locked recheck</em>); a waiter that
+ * wins there owns the lock without being published. Otherwise the same CAS sets {@code QUEUED} and
+ * the waiter is linked at the tail. Because every release that sees {@code QUEUED} takes the queue
+ * lock before it looks at the queue, and the CAS that sets {@code QUEUED} competes with the
+ * release's CAS on the same word, a release either frees the lock before the recheck (which then
+ * wins) or sees the waiter: no wakeup is lost.
+ *
+ * <p><b>Release and handoff.</b> A release that sees {@code QUEUED} takes the queue lock and, in one
+ * CAS, gives the resource up and assigns it to the eligible waiters at the head (one writer or
+ * mutex owner, every reader up to the next writer, or semaphore requests while permits last, never
+ * skipping a head that does not fit), clearing {@code QUEUED} if they were the last. The popped
+ * waiters are granted after the queue lock is released.
+ *
+ * <p><b>Grant versus cancel.</b> A waiter's phase moves {@code WAITING → GRANTED} or
+ * {@code WAITING → CANCELLED}, and one CAS decides (see {@link Waiter}). A cancel that wins while
+ * the waiter is still linked unlinks it in O(1) and reassigns whatever its departure makes
+ * eligible (a cancelled writer re-admits the readers behind it). A cancel that wins after the waiter
+ * was popped leaves the releaser's grant CAS failing; the releaser then releases the resource
+ * assigned to that waiter again, which hands it to the next waiter or frees it. Ownership is never
+ * lost.
+ *
+ * <p><b>Outside the lock.</b> No future is completed and no user code runs under the queue lock.
+ * Blocking waiters are unparked; async waiters are settled through a per-thread {@link Trampoline},
+ * so a chain of continuations that release and re-acquire runs in a loop, not a recursion.
+ */
+public abstract class WaiterQueue {
+    /** Set exactly while at least one waiter is linked. */
+    public static final long QUEUED = 1L << 62;
+
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(WaiterQueue.class, "state", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @SuppressWarnings("unused") // accessed through STATE
+    private volatile long state;
+
+    /** Guards head, tail, the links and {@code linked} of every waiter, and length. */
+    private final ReentrantLock queueLock = new ReentrantLock();
+
+    private Waiter head;
+    private Waiter tail;
+    private volatile int length;
+    private volatile QueueHooks hooks;
+
+    protected WaiterQueue(long initialState) {
+        STATE.setRelease(this, initialState);
+    }
+
+    // ---------------------------------------------------------------- the lock's policy
+
+    /**
+     * {@return whether a waiter asking for {@code arg} may take the resource in state {@code s}},
+     * ignoring {@link #QUEUED}.
+     */
+    protected abstract boolean isEligible(long s, int arg);
+
+    /** {@return state {@code s} after granting {@code arg}; only called when eligible} */
+    protected abstract long assigned(long s, int arg);
+
+    /**
+     * {@return state {@code s} after giving {@code arg} back}
+     *
+     * @throws IllegalStateException if {@code arg} is not held in {@code s}; nothing changed
+     */
+    protected abstract long released(long s, int arg);
+
+    /**
+     * Called under the queue lock just before a waiter for {@code arg} would be queued in state
+     * {@code s}; throws to refuse a wait that could never end. Nothing has changed yet.
+     */
+    protected void checkMayWait(long s, int arg) {}
+
+    /** Releases {@code arg}: the lock's own fast path, then {@link #releaseSlow} if queued. */
+    public abstract void release(int arg);
+
+    // ---------------------------------------------------------------- state access
+
+    /** {@return the state word, read with acquire ordering} */
+    public final long state() {
+        return (long) STATE.getAcquire(this);
+    }
+
+    /** {@return whether the CAS from {@code expected} to {@code next} succeeded} */
+    protected final boolean casState(long expected, long next) {
+        return STATE.compareAndSet(this, expected, next);
+    }
+
+    /** {@return the number of linked waiters (diagnostics)} */
+    public final int queueLength() {
+        return length;
+    }
+
+    /** Installs the test seam; {@code null} turns it off. */
+    public final void setHooks(QueueHooks hooks) {
+        this.hooks = hooks;
+    }
+
+    final void hook(Point point) {
+        QueueHooks h = hooks;
+        if (h != null) {
+            h.at(point);
+        }
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    /**
+     * The generic uncontended attempt: one CAS while nobody is queued and {@code arg} is eligible.
+     * A CAS lost to a concurrent change that leaves {@code arg} eligible is retried, never parked.
+     */
+    public final boolean tryAcquire(int arg) {
+        for (; ; ) {
+            long s = state();
+            if ((s & QUEUED) != 0 || !isEligible(s, arg)) {
+                return false;
+            }
+            if (casState(s, assigned(s, arg))) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * The contended async acquire, entered after the fast path failed.
+     *
+     * @return a completed guard stage if the locked recheck won, otherwise the waiter
+     */
+    public final CompletionStage<Guard> acquireAsync(int arg, CancellationToken token) {
+        hook(Point.AFTER_FAST_PATH_FAILED);
+        Waiter waiter = newWaiter(arg, null);
+        registerCancellation(waiter, token);
+        if (publish(waiter) == Publication.ACQUIRED) {
+            return new ReadyGuard(this, arg);
+        }
+        return waiter; // queued, or cancelled by the token before publication and settled by it
+    }
+
+    /**
+     * The contended blocking acquire, entered after the fast path failed; parks until granted.
+     *
+     * @param timeoutNanos the longest wait, or a negative number for no limit
+     * @return the guard, or {@code null} if the timeout elapsed first
+     * @throws InterruptedException if interrupted before the grant; the wait is cancelled
+     * @throws CancellationException if the token was cancelled before the grant
+     */
+    public final Guard acquireBlocking(int arg, CancellationToken token, long timeoutNanos)
+            throws InterruptedException {
+        hook(Point.AFTER_FAST_PATH_FAILED);
+        Waiter waiter = newWaiter(arg, Thread.currentThread());
+        registerCancellation(waiter, token);
+        Publication outcome = publish(waiter);
+        if (outcome == Publication.ACQUIRED) {
+            return new ReadyGuard(this, arg);
+        }
+        long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        for (; ; ) {
+            int phase = waiter.phase();
+            if (phase == Waiter.GRANTED) {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                return waiter;
+            }
+            if (phase == Waiter.CANCELLED) {
+                Throwable cause = waiter.cancelCause();
+                if (cause instanceof CancellationException) {
+                    throw (CancellationException) cause;
+                }
+                throw new IllegalStateException("wait cancelled", cause);
+            }
+            if (timeoutNanos >= 0) {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0L) {
+                    if (waiter.tryCancel(null)) {
+                        afterCancel(waiter);
+                        return null;
+                    }
+                    continue; // the grant won: the next pass returns it
+                }
+                LockSupport.parkNanos(this, remaining);
+            } else {
+                LockSupport.park(this);
+            }
+            if (Thread.interrupted()) {
+                if (waiter.tryCancel(null)) {
+                    afterCancel(waiter);
+                    throw new InterruptedException("interrupted while waiting for " + describe());
+                }
+                interrupted = true; // the grant won; keep the interrupt for the caller
+            }
+        }
+    }
+
+    private Waiter newWaiter(int arg, Thread thread) {
+        hook(Point.WAITER_ALLOCATION);
+        Waiter waiter = new Waiter(this, arg, thread);
+        hook(Point.AFTER_WAITER_ALLOCATED);
+        return waiter;
+    }
+
+    private static void registerCancellation(Waiter waiter, CancellationToken token) {
+        if (token.canBeCancelled()) {
+            waiter.registration = token.register(waiter::cancelByToken);
+        }
+    }
+
+    private enum Publication {
+        ACQUIRED,
+        QUEUED,
+        CANCELLED
+    }
+
+    /** The locked recheck, then publication at the tail. */
+    private Publication publish(Waiter waiter) {
+        queueLock.lock();
+        try {
+            if (waiter.phase() != Waiter.WAITING) {
+                return Publication.CANCELLED; // the token fired before publication
+            }
+            for (; ; ) {
+                long s = state();
+                if ((s & QUEUED) == 0 && isEligible(s, waiter.arg)) {
+                    if (casState(s, assigned(s, waiter.arg))) {
+                        waiter.abandon();
+                        return Publication.ACQUIRED;
+                    }
+                    continue; // lost to a concurrent change; retry, never park on it
+                }
+                checkMayWait(s, waiter.arg);
+                if ((s & QUEUED) != 0 || casState(s, s | QUEUED)) {
+                    break;
+                }
+            }
+            hook(Point.BEFORE_PUBLICATION);
+            Waiter last = tail;
+            waiter.prev = last;
+            if (last == null) {
+                head = waiter;
+            } else {
+                last.next = waiter;
+            }
+            tail = waiter;
+            waiter.linked = true;
+            length = length + 1;
+            return Publication.QUEUED;
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- release
+
+    /**
+     * The contended release: under the queue lock, give {@code arg} back and assign the resource to
+     * the eligible head waiters in one CAS; grant them after unlocking.
+     */
+    protected final void releaseSlow(int arg) {
+        Waiter popped;
+        queueLock.lock();
+        try {
+            popped = assignLocked(arg, true);
+        } finally {
+            queueLock.unlock();
+        }
+        grant(popped);
+    }
+
+    /**
+     * Pops the head waiters that the state (after releasing {@code arg}, if {@code release}) can
+     * serve, in one CAS that also clears {@code QUEUED} when the queue empties.
+     *
+     * @return the popped waiters, chained through {@code next}, or {@code null}
+     */
+    private Waiter assignLocked(int arg, boolean release) {
+        for (; ; ) {
+            long s = state();
+            long next = release ? released(s, arg) : s;
+            Waiter last = null;
+            Waiter w = head;
+            while (w != null && isEligible(next, w.arg)) {
+                next = assigned(next, w.arg);
+                last = w;
+                w = w.next;
+            }
+            if (w == null) {
+                next &= ~QUEUED;
+            }
+            if (!casState(s, next)) {
+                continue; // a reader left or arrived through its lock-free path; recompute
+            }
+            if (last == null) {
+                return null;
+            }
+            Waiter first = head;
+            int count = 0;
+            for (Waiter p = first; p != w; p = p.next) {
+                p.linked = false;
+                count++;
+            }
+            last.next = null;
+            head = w;
+            if (w == null) {
+                tail = null;
+            } else {
+                w.prev = null;
+            }
+            length = length - count;
+            return first;
+        }
+    }
+
+    /**
+     * Grants each popped waiter outside the queue lock. A waiter whose cancellation won after it
+     * was popped gets its share released again, which may pop more waiters; they join the walk.
+     */
+    private void grant(Waiter chain) {
+        Waiter w = chain;
+        while (w != null) {
+            Waiter next = w.next;
+            w.next = null;
+            w.prev = null;
+            hook(Point.BETWEEN_POP_AND_COMPLETION);
+            if (w.tryGrant()) {
+                w.signalGranted();
+            } else {
+                Waiter more;
+                queueLock.lock();
+                try {
+                    more = assignLocked(w.arg, true);
+                } finally {
+                    queueLock.unlock();
+                }
+                if (more != null) {
+                    Waiter end = more;
+                    while (end.next != null) {
+                        end = end.next;
+                    }
+                    end.next = next;
+                    next = more;
+                }
+            }
+            w = next;
+        }
+    }
+
+    // ---------------------------------------------------------------- cancel
+
+    /**
+     * Called by whoever won a waiter's {@code WAITING → CANCELLED} CAS: unlinks it if it is still
+     * queued and grants what its departure made eligible. If it was already popped, the releaser's
+     * failing grant passes its share on instead.
+     */
+    final void afterCancel(Waiter waiter) {
+        Waiter popped = null;
+        queueLock.lock();
+        try {
+            if (waiter.linked) {
+                unlinkLocked(waiter);
+                popped = assignLocked(0, false);
+            }
+        } finally {
+            queueLock.unlock();
+        }
+        waiter.unregister();
+        grant(popped);
+    }
+
+    private void unlinkLocked(Waiter waiter) {
+        Waiter prev = waiter.prev;
+        Waiter next = waiter.next;
+        if (prev == null) {
+            head = next;
+        } else {
+            prev.next = next;
+        }
+        if (next == null) {
+            tail = prev;
+        } else {
+            next.prev = prev;
+        }
+        waiter.prev = null;
+        waiter.next = null;
+        waiter.linked = false;
+        length = length - 1;
+    }
+
+    /** {@return a short description of the lock for exception messages} */
+    protected abstract String describe();
+
+    // ---------------------------------------------------------------- helpers for the facades
+
+    /** {@return the guard of an acquire of {@code arg} that did not wait} */
+    public final Guard readyGuard(int arg) {
+        return new ReadyGuard(this, arg);
+    }
+
+    /** {@return the guard of an acquire of {@code arg} that did not wait, as a completed stage} */
+    public final CompletionStage<Guard> readyStage(int arg) {
+        return new ReadyGuard(this, arg);
+    }
+
+    /** {@return a completed stage failed with a cancellation naming this lock} */
+    public final CompletionStage<Guard> cancelledStage() {
+        return CompletableFuture.failedStage(
+                new CancellationException("the token was already cancelled when acquiring " + describe()));
+    }
+
+    /** Throws the cancellation a blocking acquire on an already-cancelled token reports. */
+    public final void throwIfCancelled(CancellationToken token) {
+        if (token.isCancellationRequested()) {
+            throw new CancellationException("the token was already cancelled when acquiring " + describe());
+        }
+    }
+
+    /**
+     * {@return {@code timeout} in nanoseconds, saturated at {@code Long.MAX_VALUE}}
+     *
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public static long timeoutNanos(java.time.Duration timeout) {
+        if (timeout == null) {
+            throw new NullPointerException("timeout");
+        }
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
+        }
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** {@return {@code token}} @throws NullPointerException naming the argument if it is null */
+    public static CancellationToken requireToken(CancellationToken token) {
+        if (token == null) {
+            throw new NullPointerException("token");
+        }
+        return token;
+    }
+}
