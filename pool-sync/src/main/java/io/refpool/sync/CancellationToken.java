@@ -18,8 +18,44 @@ public abstract class CancellationToken {
 
     /** {@return the token that never cancels}; {@link #register} on it allocates nothing. */
     public static CancellationToken none() {
-        throw new UnsupportedOperationException("not implemented");
+        return NONE;
     }
+
+    private static final Registration NO_REGISTRATION = new Registration() {
+        @Override
+        public boolean unregister() {
+            return false;
+        }
+
+        @Override
+        public void close() {}
+    };
+
+    private static final CancellationToken NONE = new CancellationToken() {
+        @Override
+        public boolean isCancellationRequested() {
+            return false;
+        }
+
+        @Override
+        public boolean canBeCancelled() {
+            return false;
+        }
+
+        @Override
+        public Registration register(Runnable callback) {
+            java.util.Objects.requireNonNull(callback, "callback");
+            return NO_REGISTRATION;
+        }
+
+        @Override
+        public CompletionStage<Void> whenCancelled() {
+            return new java.util.concurrent.CompletableFuture<Void>().minimalCompletionStage();
+        }
+
+        @Override
+        public void throwIfCancellationRequested() {}
+    };
 
     /** {@return whether cancellation has been requested} */
     public abstract boolean isCancellationRequested();
