@@ -1,0 +1,153 @@
+package io.refpool.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+
+/** Small helpers shared by the lock tests: bounded waits, forked threads, future outcomes. */
+final class SyncTesting {
+    /** The bound of every wait in a test: long enough for a loaded machine, short enough to fail. */
+    static final Duration BOUND = Duration.ofSeconds(20);
+
+    private SyncTesting() {}
+
+    /** {@return an Awaitility condition for "eventually", bounded, polled from the test thread} */
+    static ConditionFactory eventually() {
+        return Awaitility.await()
+                .atMost(BOUND)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1))
+                .pollInSameThread();
+    }
+
+    /** A body run on a forked thread. */
+    @FunctionalInterface
+    interface Body<T> {
+        T call() throws Exception;
+    }
+
+    /** A platform thread running one body, and the outcome of that body. */
+    static final class Forked<T> {
+        final Thread thread;
+        final CompletableFuture<T> outcome = new CompletableFuture<>();
+
+        private Forked(String name, Body<T> body) {
+            this.thread = new Thread(
+                    () -> {
+                        try {
+                            outcome.complete(body.call());
+                        } catch (Throwable t) {
+                            outcome.completeExceptionally(t);
+                        }
+                    },
+                    name);
+            thread.setDaemon(true);
+        }
+
+        /** {@return the body's result}, waiting at most {@link #BOUND}; rethrows its failure. */
+        T join() throws Exception {
+            try {
+                return outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof Exception) {
+                    throw (Exception) cause;
+                }
+                throw (Error) cause;
+            } catch (TimeoutException e) {
+                throw new AssertionError(
+                        thread.getName() + " did not finish within " + BOUND + ": " + describeStack(thread));
+            }
+        }
+
+        /** {@return the body's failure}, waiting at most {@link #BOUND}; fails if it succeeded. */
+        Throwable joinFailure() throws Exception {
+            try {
+                T value = join();
+                throw new AssertionError(thread.getName() + " was expected to fail but returned " + value);
+            } catch (Exception e) {
+                return e;
+            }
+        }
+    }
+
+    /** Starts {@code body} on a new daemon platform thread. */
+    static <T> Forked<T> fork(String name, Body<T> body) {
+        Forked<T> forked = new Forked<>(name, body);
+        forked.thread.start();
+        return forked;
+    }
+
+    /** Starts {@code body} on a new daemon platform thread. */
+    static Forked<Void> forkRun(String name, Runnable body) {
+        return fork(name, () -> {
+            body.run();
+            return null;
+        });
+    }
+
+    private static String describeStack(Thread thread) {
+        StringBuilder sb = new StringBuilder(thread.getState().toString());
+        for (StackTraceElement e : thread.getStackTrace()) {
+            sb.append("\n\tat ").append(e);
+        }
+        return sb.toString();
+    }
+
+    /** Waits, bounded, until {@code mutex} has {@code n} waiters queued. */
+    static void awaitQueued(AsyncMutex mutex, int n) {
+        eventually().until(() -> mutex.queueLength() == n);
+    }
+
+    /** Waits, bounded, until {@code semaphore} has {@code n} requests queued. */
+    static void awaitQueued(AsyncSemaphore semaphore, int n) {
+        eventually().until(() -> semaphore.queueLength() == n);
+    }
+
+    /** {@return {@code stage} as a future, asserting it is still waiting} */
+    static CompletableFuture<Guard> waiting(CompletionStage<Guard> stage) {
+        CompletableFuture<Guard> future = stage.toCompletableFuture();
+        assertFalse(future.isDone(), () -> "expected a waiting acquire, was " + future);
+        return future;
+    }
+
+    /** {@return the guard {@code stage} was granted with}, asserting it completed normally. */
+    static Guard granted(CompletionStage<Guard> stage) {
+        CompletableFuture<Guard> future = stage.toCompletableFuture();
+        assertTrue(future.isDone(), () -> "expected a granted acquire, was " + future);
+        assertFalse(future.isCompletedExceptionally(), () -> "expected a granted acquire, was " + future);
+        return future.join();
+    }
+
+    /** Asserts {@code future} ended cancelled or failed, never with a guard. */
+    static void notGranted(CompletableFuture<Guard> future) {
+        assertTrue(future.isDone(), () -> "expected a settled acquire, was " + future);
+        if (!future.isCompletedExceptionally()) {
+            fail("expected a cancelled or failed acquire, was granted: " + future);
+        }
+    }
+
+    /** Asserts the mutex is free and empty, and that a newcomer can take it. */
+    static void assertFreeAndUsable(AsyncMutex mutex) {
+        assertFalse(mutex.isLocked(), () -> "mutex should be free: " + mutex);
+        assertEquals(0, mutex.queueLength(), () -> "queue should be empty: " + mutex);
+        assertTrue(mutex.tryLock(), () -> "a newcomer should take a free mutex: " + mutex);
+        mutex.unlock();
+    }
+
+    /** Asserts the semaphore holds exactly {@code permits} and nobody waits. */
+    static void assertPermits(AsyncSemaphore semaphore, int permits) {
+        assertEquals(0, semaphore.queueLength(), () -> "queue should be empty: " + semaphore);
+        assertEquals(permits, semaphore.availablePermits(), () -> "permits: " + semaphore);
+    }
+}
