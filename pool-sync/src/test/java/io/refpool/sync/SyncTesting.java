@@ -96,6 +96,79 @@ final class SyncTesting {
         });
     }
 
+    /**
+     * Runs two actions as close to simultaneously as two threads allow, round after round: a helper
+     * thread that stays awake between rounds (it yields rather than parks, so no wake-up latency
+     * separates the two sides) and the caller both wait, yielding, on a gate that opens when both
+     * arrived. Yielding rather than spinning keeps the race fair on a machine with few cores.
+     */
+    static final class Racer implements AutoCloseable {
+        private final java.util.concurrent.atomic.AtomicReference<Runnable> task =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        private final java.util.concurrent.atomic.AtomicInteger arrived =
+                new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        private volatile boolean done;
+        private volatile boolean closed;
+        private final Thread helper;
+
+        Racer() {
+            helper = new Thread(this::serve, "racer");
+            helper.setDaemon(true);
+            helper.start();
+        }
+
+        private void serve() {
+            while (!closed) {
+                Runnable r = task.get();
+                if (r == null) {
+                    Thread.yield();
+                    continue;
+                }
+                arrived.incrementAndGet();
+                while (arrived.get() < 2) {
+                    Thread.yield();
+                }
+                try {
+                    r.run();
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+                task.set(null);
+                done = true;
+            }
+        }
+
+        /** Runs {@code onHelper} on the helper thread and {@code onCaller} here, at once. */
+        void race(Runnable onHelper, Runnable onCaller) {
+            arrived.set(0);
+            done = false;
+            task.set(onHelper);
+            arrived.incrementAndGet();
+            while (arrived.get() < 2) {
+                Thread.yield();
+            }
+            onCaller.run();
+            long deadline = System.nanoTime() + BOUND.toNanos();
+            while (!done) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the helper's side of the race did not finish");
+                }
+                Thread.yield();
+            }
+            Throwable t = failure.getAndSet(null);
+            if (t != null) {
+                throw new AssertionError("the helper's side of the race failed", t);
+            }
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
     private static String describeStack(Thread thread) {
         StringBuilder sb = new StringBuilder(thread.getState().toString());
         for (StackTraceElement e : thread.getStackTrace()) {
