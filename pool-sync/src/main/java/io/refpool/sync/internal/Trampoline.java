@@ -11,7 +11,8 @@ import java.util.ArrayDeque;
  * trampoline breaks the chain: the outermost settle on a thread drains a per-thread FIFO, and any
  * settle requested while the thread is already draining is appended to that FIFO instead of being
  * run in place. Order is preserved (FIFO) and each waiter is settled exactly once by the thread
- * that scheduled it.
+ * that scheduled it. The waiters one release serves are settled as one batch, in queue order, so
+ * that no continuation of the first runs before the others are settled.
  */
 final class Trampoline {
     private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
@@ -28,19 +29,39 @@ final class Trampoline {
             trampoline.pending.addLast(waiter);
             return;
         }
-        trampoline.draining = true;
+        trampoline.drain(waiter);
+    }
+
+    /**
+     * Settles a batch of waiters chained through {@link Waiter#next}, in chain order and before
+     * any settle that their continuations request; the links are cleared.
+     */
+    static void settleInOrder(Waiter first) {
+        Trampoline trampoline = CURRENT.get();
+        for (Waiter w = first; w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            trampoline.pending.addLast(w);
+            w = next;
+        }
+        if (!trampoline.draining) {
+            trampoline.drain(trampoline.pending.pollFirst());
+        }
+    }
+
+    private void drain(Waiter first) {
+        draining = true;
         try {
-            Waiter next = waiter;
+            Waiter next = first;
             do {
                 next.settleFuture();
-                next = trampoline.pending.pollFirst();
+                next = pending.pollFirst();
             } while (next != null);
         } finally {
-            trampoline.draining = false;
-            if (!trampoline.pending.isEmpty()) {
+            draining = false;
+            if (!pending.isEmpty()) {
                 // a continuation threw out of settleFuture (an Error); settle the rest, never lose one
-                Waiter rest = trampoline.pending.pollFirst();
-                settle(rest);
+                drain(pending.pollFirst());
             }
         }
     }

@@ -349,8 +349,14 @@ public abstract class WaiterQueue {
     /**
      * Grants each popped waiter outside the queue lock. A waiter whose cancellation won after it
      * was popped gets its share released again, which may pop more waiters; they join the walk.
+     *
+     * <p>Every popped waiter is decided before any future is settled: settling runs the caller's
+     * continuations, and a continuation must not run while waiters served before it, by the same
+     * release, are still undecided (they would complete after waiters queued behind them).
      */
     private void grant(Waiter chain) {
+        Waiter settleFirst = null;
+        Waiter settleLast = null;
         Waiter w = chain;
         while (w != null) {
             Waiter next = w.next;
@@ -358,7 +364,15 @@ public abstract class WaiterQueue {
             w.prev = null;
             hook(Point.BETWEEN_POP_AND_COMPLETION);
             if (w.tryGrant()) {
-                w.signalGranted();
+                if (w.signalGrantedUnlessAsync()) {
+                    // an async waiter: settled below, in order, once every popped waiter is decided
+                    if (settleLast == null) {
+                        settleFirst = w;
+                    } else {
+                        settleLast.next = w;
+                    }
+                    settleLast = w;
+                }
             } else {
                 Waiter more;
                 queueLock.lock();
@@ -377,6 +391,9 @@ public abstract class WaiterQueue {
                 }
             }
             w = next;
+        }
+        if (settleFirst != null) {
+            Trampoline.settleInOrder(settleFirst);
         }
     }
 
