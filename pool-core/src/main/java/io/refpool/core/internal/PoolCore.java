@@ -515,9 +515,9 @@ public final class PoolCore<K, V> {
 
     private void decrementNow(Entry<K, V> entry, AttachState s) {
         if (entry.release() == 0) {
-            if (idle != null && lifecycle.get() == OPEN) {
+            if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
                 idle.put(entry.key, entry.value);
-            } else {
+            } else { // no cache, closing, or someone waits for the permit this object holds
                 claimForDisposal(entry, s);
             }
         }

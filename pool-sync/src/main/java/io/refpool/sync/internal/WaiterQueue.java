@@ -141,22 +141,6 @@ public abstract class WaiterQueue {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The generic uncontended attempt: one CAS while nobody is queued and {@code arg} is eligible.
-     * A CAS lost to a concurrent change that leaves {@code arg} eligible is retried, never parked.
-     */
-    public final boolean tryAcquire(int arg) {
-        for (; ; ) {
-            long s = state();
-            if ((s & QUEUED) != 0 || !isEligible(s, arg)) {
-                return false;
-            }
-            if (casState(s, assigned(s, arg))) {
-                return true;
-            }
-        }
-    }
-
-    /**
      * The contended async acquire, entered after the fast path failed.
      *
      * @return a completed guard stage if the locked recheck won, otherwise the waiter
