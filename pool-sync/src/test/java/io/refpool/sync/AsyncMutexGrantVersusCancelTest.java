@@ -38,7 +38,7 @@ class AsyncMutexGrantVersusCancelTest {
                 assertTrue(mutex.tryLock());
                 CompletableFuture<Guard> waiter = waiting(mutex.acquire());
                 AtomicBoolean cancelWon = new AtomicBoolean();
-                racer.race(mutex::unlock, () -> cancelWon.set(cancel.test(waiter)));
+                racer.race(mutex::unlock, () -> cancelWon.set(cancel.test(waiter)), round % 64 - 32);
                 owned += checkExactlyOneOutcome(name, round, mutex, waiter, cancelWon.get()) ? 1 : 0;
             }
         }
@@ -175,7 +175,7 @@ class AsyncMutexGrantVersusCancelTest {
                     return guard;
                 });
                 SyncTesting.awaitQueued(mutex, 1);
-                racer.race(blocked.thread::interrupt, mutex::unlock);
+                racer.race(blocked.thread::interrupt, mutex::unlock, round % 64 - 32);
                 raceOver.set(true);
                 Guard guard = blocked.join();
                 String where = "interrupt, round " + round + ": ";

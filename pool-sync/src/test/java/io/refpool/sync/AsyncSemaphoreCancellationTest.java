@@ -127,7 +127,7 @@ class AsyncSemaphoreCancellationTest {
                 CompletableFuture<Guard> raced = waiting(semaphore.acquire(2));
                 CompletableFuture<Guard> behind = waiting(semaphore.acquire(1));
                 AtomicBoolean cancelWon = new AtomicBoolean();
-                racer.race(() -> semaphore.release(2), () -> cancelWon.set(raced.cancel(true)));
+                racer.race(() -> semaphore.release(2), () -> cancelWon.set(raced.cancel(true)), round % 64 - 32);
                 String where = "round " + round + ": ";
                 assertTrue(raced.isDone(), where + "settled");
                 if (cancelWon.get()) {

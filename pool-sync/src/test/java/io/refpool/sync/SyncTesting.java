@@ -98,9 +98,10 @@ final class SyncTesting {
 
     /**
      * Runs two actions as close to simultaneously as two threads allow, round after round: a helper
-     * thread that stays awake between rounds (it yields rather than parks, so no wake-up latency
-     * separates the two sides) and the caller both wait, yielding, on a gate that opens when both
-     * arrived. Yielding rather than spinning keeps the race fair on a machine with few cores.
+     * thread that stays awake between rounds (it spins, then yields, rather than parks, so no
+     * wake-up latency separates the two sides) and the caller both spin on a gate that opens when both arrived,
+     * falling back to yielding so that a descheduled side is not starved on a machine with few
+     * cores.
      */
     static final class Racer implements AutoCloseable {
         private final java.util.concurrent.atomic.AtomicReference<Runnable> task =
@@ -120,16 +121,20 @@ final class SyncTesting {
         }
 
         private void serve() {
+            int idle = 0;
             while (!closed) {
                 Runnable r = task.get();
                 if (r == null) {
-                    Thread.yield();
+                    if (++idle < 100_000) {
+                        Thread.onSpinWait(); // the next round comes soon: be there when it does
+                    } else {
+                        Thread.yield();
+                    }
                     continue;
                 }
+                idle = 0;
                 arrived.incrementAndGet();
-                while (arrived.get() < 2) {
-                    Thread.yield();
-                }
+                awaitBoth();
                 try {
                     r.run();
                 } catch (Throwable t) {
@@ -140,15 +145,50 @@ final class SyncTesting {
             }
         }
 
+        /** Spins until both sides arrived; yields after a while, in case the other is descheduled. */
+        private void awaitBoth() {
+            for (int spins = 0; arrived.get() < 2; spins++) {
+                if (spins < 20_000) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
         /** Runs {@code onHelper} on the helper thread and {@code onCaller} here, at once. */
         void race(Runnable onHelper, Runnable onCaller) {
+            race(onHelper, onCaller, 0);
+        }
+
+        /**
+         * Runs {@code onHelper} on the helper thread and {@code onCaller} here, the helper's side
+         * delayed by {@code helperDelay} spin-wait steps (the caller's if negative); varying the
+         * delay over rounds sweeps the window in which the two meet when one side takes much longer
+         * than the other.
+         */
+        void race(Runnable onHelper, Runnable onCaller, int helperDelay) {
+            raceNow(delayed(onHelper, helperDelay), delayed(onCaller, -helperDelay));
+        }
+
+        private static Runnable delayed(Runnable action, int delay) {
+            if (delay <= 0) {
+                return action;
+            }
+            return () -> {
+                for (int i = 0; i < delay * 64; i++) {
+                    Thread.onSpinWait();
+                }
+                action.run();
+            };
+        }
+
+        private void raceNow(Runnable onHelper, Runnable onCaller) {
             arrived.set(0);
             done = false;
             task.set(onHelper);
             arrived.incrementAndGet();
-            while (arrived.get() < 2) {
-                Thread.yield();
-            }
+            awaitBoth();
             onCaller.run();
             long deadline = System.nanoTime() + BOUND.toNanos();
             while (!done) {
