@@ -447,10 +447,17 @@ public abstract class WaiterQueue {
         return new ReadyGuard(this, arg);
     }
 
-    /** {@return a completed stage failed with a cancellation naming this lock} */
+    /**
+     * {@return a stage already cancelled, with a cancellation naming this lock}: it reads exactly
+     * like a wait the token cancelled ({@code isCancelled()}, and {@code join()} throws the
+     * {@link CancellationException} itself), which {@link CompletableFuture#failedStage} would not:
+     * its {@code toCompletableFuture()} wraps the cause in a {@code CompletionException}.
+     */
     public final CompletionStage<Guard> cancelledStage() {
-        return CompletableFuture.failedStage(
+        CompletableFuture<Guard> cancelled = new CompletableFuture<>();
+        cancelled.completeExceptionally(
                 new CancellationException("the token was already cancelled when acquiring " + describe()));
+        return cancelled;
     }
 
     /** Throws the cancellation a blocking acquire on an already-cancelled token reports. */
