@@ -51,7 +51,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Outside the lock.</b> No future is completed and no user code runs under the queue lock.
  * Blocking waiters are unparked; async waiters are settled through a per-thread {@link Trampoline},
- * so a chain of continuations that release and re-acquire runs in a loop, not a recursion.
+ * so a chain of continuations that release and re-acquire runs in a loop, not a recursion. A
+ * continuation that parks in a blocking acquire first runs the settles its thread deferred, since
+ * the waiters they grant may be the ones holding what it waits for.
  */
 public abstract class WaiterQueue {
     /** Set exactly while at least one waiter is linked. */
@@ -166,6 +168,9 @@ public abstract class WaiterQueue {
     public final Guard acquireBlocking(int arg, CancellationToken token, long timeoutNanos)
             throws InterruptedException {
         hook(Point.AFTER_FAST_PATH_FAILED);
+        // inside a continuation, the waiters this thread's own releases granted are settled first:
+        // they may be what holds the lock; the locked recheck then sees what they released
+        Trampoline.runDeferredBeforeParking();
         Waiter waiter = newWaiter(arg, Thread.currentThread());
         registerCancellation(waiter, token);
         Publication outcome = publishOrAbandon(waiter);
