@@ -43,12 +43,12 @@ public class AsyncMutexLinearizabilityTest {
     @Test
     void acquireCancelAndUnlockAreLinearizableToAFifoLock() {
         new ModelCheckingOptions()
-                .threads(3)
+                .threads(2)
                 .actorsPerThread(3)
                 .actorsBefore(1)
                 .actorsAfter(1)
-                .iterations(10)
-                .invocationsPerIteration(500)
+                .iterations(30)
+                .invocationsPerIteration(200)
                 .sequentialSpecification(MutexSpec.class)
                 .check(getClass());
     }

@@ -47,8 +47,8 @@ public class AsyncMutexPromptCancellationTest {
                 .actorsPerThread(3)
                 .actorsBefore(1)
                 .actorsAfter(1)
-                .iterations(10)
-                .invocationsPerIteration(500)
+                .iterations(30)
+                .invocationsPerIteration(200)
                 .sequentialSpecification(MutexSpec.class)
                 .check(getClass());
     }

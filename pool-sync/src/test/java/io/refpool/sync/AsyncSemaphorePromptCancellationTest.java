@@ -43,10 +43,10 @@ public class AsyncSemaphorePromptCancellationTest {
         new ModelCheckingOptions()
                 .threads(2)
                 .actorsPerThread(3)
-                .actorsBefore(2)
+                .actorsBefore(1)
                 .actorsAfter(1)
-                .iterations(10)
-                .invocationsPerIteration(500)
+                .iterations(15)
+                .invocationsPerIteration(200)
                 .sequentialSpecification(SemaphoreSpec.class)
                 .check(getClass());
     }

@@ -29,10 +29,12 @@ class WaiterAllocationFailureTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> queued = waiting(mutex.acquire());
         IllegalStateException failure = new IllegalStateException("allocation failed");
+        long stateBefore = mutex.queue().state();
         mutex.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, mutex::acquire));
 
+        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(1, mutex.queueLength());
         mutex.queue().setHooks(null);
@@ -47,6 +49,7 @@ class WaiterAllocationFailureTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> queued = waiting(mutex.acquire());
         IllegalStateException failure = new IllegalStateException("allocation failed");
+        long stateBefore = mutex.queue().state();
         mutex.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, mutex::acquireBlocking));
@@ -55,6 +58,7 @@ class WaiterAllocationFailureTest {
                 failure,
                 assertThrows(IllegalStateException.class, () -> mutex.acquireBlocking(CancellationToken.none())));
 
+        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(1, mutex.queueLength());
         mutex.queue().setHooks(null);
@@ -68,6 +72,7 @@ class WaiterAllocationFailureTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         CompletableFuture<Guard> queued = waiting(semaphore.acquire(2));
         IllegalStateException failure = new IllegalStateException("allocation failed");
+        long stateBefore = semaphore.queue().state();
         semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquire(3)));
@@ -75,6 +80,7 @@ class WaiterAllocationFailureTest {
                 failure,
                 assertThrows(IllegalStateException.class, () -> semaphore.acquire(1, CancellationToken.none())));
 
+        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
         assertEquals(1, semaphore.availablePermits());
         assertEquals(1, semaphore.queueLength());
         semaphore.queue().setHooks(null);
@@ -90,6 +96,7 @@ class WaiterAllocationFailureTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
         CompletableFuture<Guard> queued = waiting(semaphore.acquire(1));
         IllegalStateException failure = new IllegalStateException("allocation failed");
+        long stateBefore = semaphore.queue().state();
         semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquireBlocking(2)));
@@ -97,12 +104,29 @@ class WaiterAllocationFailureTest {
                 failure,
                 assertThrows(IllegalStateException.class, () -> semaphore.tryAcquire(1, Duration.ofSeconds(1))));
 
+        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
         assertEquals(0, semaphore.availablePermits());
         assertEquals(1, semaphore.queueLength());
         semaphore.queue().setHooks(null);
         semaphore.release(2);
         granted(queued).close();
         assertPermits(semaphore, 2);
+    }
+
+    @Test
+    void failedSemaphoreAcquireWithNobodyQueuedLeavesTheFreePermitsTakable() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
+        IllegalStateException failure = new IllegalStateException("allocation failed");
+        long stateBefore = semaphore.queue().state();
+        semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+
+        assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquire(3)));
+
+        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
+        semaphore.queue().setHooks(null);
+        assertTrue(semaphore.tryAcquirePermits(1), "nobody waits, so the free permit can be taken");
+        semaphore.release(1);
+        assertPermits(semaphore, 1);
     }
 
     @Test
@@ -115,8 +139,11 @@ class WaiterAllocationFailureTest {
             }
         });
 
+        long stateBefore = mutex.queue().state();
+
         assertSame(NO_MEMORY, assertThrows(OutOfMemoryError.class, mutex::acquire));
 
+        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(0, mutex.queueLength());
         mutex.queue().setHooks(null);
