@@ -58,6 +58,11 @@ final class SyncTesting {
         T join() throws Exception {
             try {
                 return outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.CancellationException e) {
+                // the body threw it; newer JDKs report it as a new exception caused by the body's
+                throw e.getCause() instanceof java.util.concurrent.CancellationException
+                        ? (java.util.concurrent.CancellationException) e.getCause()
+                        : e;
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
                 if (cause instanceof Exception) {
