@@ -52,7 +52,13 @@ final class Numbers {
             }
         }
         BigDecimal rounded = new BigDecimal(scaled).round(digits);
-        return (stripZeros ? rounded.stripTrailingZeros() : rounded).toPlainString() + SUFFIXES[group];
+        if (stripZeros) {
+            rounded = rounded.stripTrailingZeros();
+        } else if (rounded.precision() < digits.getPrecision()) {
+            // 105 has three digits of its own; show the fourth: "105.0"
+            rounded = rounded.setScale(rounded.scale() + digits.getPrecision() - rounded.precision());
+        }
+        return rounded.toPlainString() + SUFFIXES[group];
     }
 
     /** Bytes per operation: one decimal, so allocation noise below 0.05 B/op reads as "0.0". */

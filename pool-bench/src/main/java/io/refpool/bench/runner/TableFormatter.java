@@ -22,6 +22,8 @@ import org.openjdk.jmh.annotations.Mode;
  */
 final class TableFormatter {
     private static final String COLUMN_GAP = "  ";
+    private static final int PARAMS_COLUMN = 2;
+    private static final int IMPL_COLUMN = 4;
 
     private final int cores;
 
@@ -42,6 +44,7 @@ final class TableFormatter {
 
         List<Column> columns = new ArrayList<>();
         columns.add(new Column("benchmark", false));
+        columns.add(new Column("mode", false));
         columns.add(new Column("params", false));
         columns.add(new Column("threads", true));
         columns.add(new Column("impl", false));
@@ -63,7 +66,7 @@ final class TableFormatter {
         String previousKey = null;
         for (RowResult result : suite.rows()) {
             Row row = result.row();
-            String key = row.benchmark() + " " + row.paramsText();
+            String key = row.benchmark() + " " + row.mode() + " " + row.paramsText();
             boolean newKey = !key.equals(previousKey);
             if (previousKey != null && newKey && compared) {
                 lines.add(List.of());
@@ -115,10 +118,10 @@ final class TableFormatter {
             // a column nobody fills is noise: the floor has neither parameters nor implementations
             List<Integer> dropped = new ArrayList<>();
             if (!withImpls) {
-                dropped.add(3);
+                dropped.add(IMPL_COLUMN);
             }
             if (!withParams) {
-                dropped.add(1);
+                dropped.add(PARAMS_COLUMN);
             }
             for (int index : dropped) {
                 columns.remove(index);
@@ -142,10 +145,11 @@ final class TableFormatter {
         return table.toString();
     }
 
-    /** The benchmark, params and threads cells: on a row's first line only, the first two only when new. */
+    /** The benchmark, mode, params and threads cells: on a row's first line only, the first two only when new. */
     private List<String> keyCells(Row row, boolean firstLine, boolean newKey) {
         List<String> cells = new ArrayList<>();
         cells.add(firstLine && newKey ? row.benchmark() : "");
+        cells.add(firstLine && newKey ? row.mode().shortLabel() : "");
         cells.add(firstLine && newKey ? row.paramsText() : "");
         cells.add(firstLine ? row.threads() + (row.threads() > cores ? "*" : "") : "");
         return cells;
