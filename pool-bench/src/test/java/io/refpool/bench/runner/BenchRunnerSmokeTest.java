@@ -50,6 +50,7 @@ class BenchRunnerSmokeTest {
         assertTrue(json.strip().startsWith("[") && json.strip().endsWith("]"), json);
         assertTrue(json.contains("\"benchmark\" : \"io.refpool.bench.FloorBenchmark.acquireLoad\""), json);
         assertTrue(json.contains("gc.alloc.rate.norm"), json);
+        assertTrue(json.contains("\"threads\" : 2,"), "acquireLoad scales to 2 threads: " + json);
 
         List<String> csv = Files.readAllLines(results.resolve("floor.csv"));
         assertEquals(1 + 4, csv.size(), csv.toString());
