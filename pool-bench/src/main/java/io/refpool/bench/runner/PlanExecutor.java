@@ -84,10 +84,17 @@ final class PlanExecutor {
         return run.impl().orElse(ImplResult.NO_IMPL);
     }
 
+    /** The innermost cause; JMH wraps the benchmark's own exception as a suppressed one. */
     private static String rootMessage(Throwable error) {
         Throwable cause = error;
-        while (cause.getCause() != null && cause.getCause() != cause) {
-            cause = cause.getCause();
+        while (true) {
+            if (cause.getCause() != null && cause.getCause() != cause) {
+                cause = cause.getCause();
+            } else if (cause.getSuppressed().length > 0) {
+                cause = cause.getSuppressed()[0];
+            } else {
+                break;
+            }
         }
         String message = cause.getMessage();
         return cause.getClass().getSimpleName()

@@ -7,7 +7,7 @@ import java.util.stream.Collectors;
 
 /**
  * The suites the runner knows: the name given on the command line, the JMH class it runs, and what
- * it compares.
+ * it measures.
  *
  * <pre>{@code
  * Suite.byName("mutex").orElseThrow().benchmarkClass();   // "io.refpool.bench.MutexBenchmark"
@@ -17,12 +17,12 @@ import java.util.stream.Collectors;
  * asked for, so each report can be read against the physical floor. Naming it runs only the floor.
  */
 enum Suite {
-    ATTACH("attach", "AttachBenchmark", "attach/detach fast path vs always-lock, swap-flag, naive"),
-    MUTEX("mutex", "MutexBenchmark", "AsyncMutex vs ReentrantLock (fair and unfair) and asyncutil"),
-    SHARED("shared", "SharedMutexBenchmark", "AsyncSharedMutex vs ReentrantReadWriteLock and peers"),
-    SEMAPHORE("semaphore", "SemaphoreBenchmark", "AsyncSemaphore vs java.util.concurrent.Semaphore and peers"),
-    CANCEL("cancel", "CancellationBenchmark", "cancellation register/unregister/cancel vs peers"),
-    POOL("pool", "PoolBenchmark", "RefPool acquire/release vs commons-pool2 and Stormpot"),
+    ATTACH("attach", "AttachBenchmark", "attach and detach: the dirty-flag fast path"),
+    MUTEX("mutex", "MutexBenchmark", "AsyncMutex acquire and release"),
+    SHARED("shared", "SharedMutexBenchmark", "AsyncSharedMutex, readers and writers"),
+    SEMAPHORE("semaphore", "SemaphoreBenchmark", "AsyncSemaphore acquire and release"),
+    CANCEL("cancel", "CancellationBenchmark", "cancellation: register, unregister, cancel"),
+    POOL("pool", "PoolBenchmark", "RefPool acquire, share and close of handles"),
     FLOOR("floor", "FloorBenchmark", "the physical floor: acquire load, uncontended CAS, lock+unlock");
 
     private static final String PACKAGE = "io.refpool.bench";
