@@ -129,10 +129,6 @@ final class CancellationNode implements Registration {
         return (int) PHASE.getAcquire(this) == UNREGISTERED;
     }
 
-    boolean isRegistered() {
-        return (int) PHASE.getAcquire(this) == REGISTERED;
-    }
-
     CancellationNode next() {
         return (CancellationNode) NEXT.getAcquire(this);
     }

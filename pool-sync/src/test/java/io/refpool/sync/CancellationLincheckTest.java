@@ -299,6 +299,8 @@ public class CancellationLincheckTest {
     public static class SequentialCancellation {
         private boolean cancelled;
 
+        public SequentialCancellation() {}
+
         public boolean register(int thread) {
             return cancelled;
         }
