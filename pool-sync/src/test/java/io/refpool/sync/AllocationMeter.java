@@ -11,7 +11,8 @@ import java.lang.management.ManagementFactory;
  * round disturbed by a compilation or a profiler does not decide the result. On a busy machine, or
  * with a coverage agent instrumenting every class, the optimizing compiler's queue can be long
  * enough that the warm-up ends before the caller is compiled; so after the first five rounds more
- * follow, for at most {@link #EXTRA_ROUNDS_BUDGET}, until one allocates nothing. Every round is a
+ * follow, for at most {@link #EXTRA_ROUNDS_BUDGET}, until one allocates nothing (or no more than
+ * the caller's goal). Every round is a
  * full measurement: the smallest is what the steady state allocates, never less.
  */
 final class AllocationMeter {
@@ -34,12 +35,21 @@ final class AllocationMeter {
      * rounds, then more within {@link #EXTRA_ROUNDS_BUDGET} until a round allocates nothing
      */
     static double bytesPerOp(int ops, Op op) throws Exception {
+        return bytesPerOp(ops, 0, op);
+    }
+
+    /**
+     * {@return the fewest bytes per operation over rounds of {@code ops} after warm-up}: five
+     * rounds, then more within {@link #EXTRA_ROUNDS_BUDGET} until a round allocates at most
+     * {@code goal} bytes per operation
+     */
+    static double bytesPerOp(int ops, double goal, Op op) throws Exception {
         for (int i = 0; i < 300_000; i++) {
             op.run();
         }
         double best = Double.MAX_VALUE;
         long deadline = System.nanoTime() + EXTRA_ROUNDS_BUDGET.toNanos();
-        for (int round = 0; round < 5 || (best > 0 && System.nanoTime() - deadline < 0); round++) {
+        for (int round = 0; round < 5 || (best > goal && System.nanoTime() - deadline < 0); round++) {
             long before = THREADS.getCurrentThreadAllocatedBytes();
             for (int i = 0; i < ops; i++) {
                 op.run();

@@ -45,7 +45,7 @@ public class AsyncSemaphorePromptCancellationTest {
                 .actorsPerThread(3)
                 .actorsBefore(1)
                 .actorsAfter(1)
-                .iterations(15)
+                .iterations(10)
                 .invocationsPerIteration(200)
                 .sequentialSpecification(SemaphoreSpec.class)
                 .check(getClass());

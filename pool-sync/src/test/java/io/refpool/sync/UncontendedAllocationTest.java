@@ -48,7 +48,8 @@ class UncontendedAllocationTest {
     @Test
     void mutexAsyncAcquireAllocatesAtMostTheGuard() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
-        double bytes = AllocationMeter.bytesPerOp(OPS, () -> mutex.acquire().thenAccept(Guard::close));
+        double bytes = AllocationMeter.bytesPerOp(
+                OPS, GUARD_BYTES, () -> mutex.acquire().thenAccept(Guard::close));
         assertTrue(bytes <= GUARD_BYTES, "acquire().thenAccept(Guard::close) allocated " + bytes + " bytes/op");
         assertEquals(false, mutex.isLocked());
     }
@@ -76,8 +77,8 @@ class UncontendedAllocationTest {
     @Test
     void semaphoreAsyncAcquireAllocatesAtMostTheGuard() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(4);
-        double bytes =
-                AllocationMeter.bytesPerOp(OPS, () -> semaphore.acquire(2).thenAccept(Guard::close));
+        double bytes = AllocationMeter.bytesPerOp(
+                OPS, GUARD_BYTES, () -> semaphore.acquire(2).thenAccept(Guard::close));
         assertTrue(bytes <= GUARD_BYTES, "acquire(2).thenAccept(Guard::close) allocated " + bytes + " bytes/op");
         assertEquals(4, semaphore.availablePermits());
     }
