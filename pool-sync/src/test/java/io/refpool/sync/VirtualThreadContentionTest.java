@@ -42,7 +42,7 @@ class VirtualThreadContentionTest {
 
     /**
      * Runs {@code body} on {@link #THREADS} virtual threads under JFR; {@return the pinning events}.
-     * A contended acquire runs first, so that the waiter classes are initialized: a virtual thread
+     * Contended and uncontended acquires run first, so that the lock classes are initialized: a virtual thread
      * that waits for another thread's class initialization pins its carrier once, for the JVM's
      * reasons, not the lock's.
      */
@@ -52,6 +52,9 @@ class VirtualThreadContentionTest {
         java.util.concurrent.CompletableFuture<Guard> waiter = SyncTesting.waiting(warmUp.acquire());
         warmUp.unlock();
         SyncTesting.granted(waiter).close();
+        warmUp.acquireBlocking().close();
+        AsyncSemaphore permits = new AsyncSemaphore(1);
+        permits.tryAcquire(1, Duration.ofSeconds(1)).orElseThrow().close();
         Path dump = Files.createTempFile("virtual-thread-pinning", ".jfr");
         try (Recording recording = new Recording()) {
             recording.enable(PINNED).withThreshold(Duration.ZERO).withStackTrace();
