@@ -81,6 +81,45 @@ class AsyncMutexTokenCancellationTest {
         assertFreeAndUsable(mutex);
     }
 
+    /**
+     * A blocked thread can wake spuriously at any time (a third thread unparks it here, over and
+     * over) and see its wait cancelled by the token before the canceller has written the cause:
+     * it must still report a {@link CancellationException}, never another exception.
+     */
+    @Test
+    void spuriouslyWokenBlockedWaiterCancelledByTheTokenThrowsCancellationException() throws Exception {
+        AsyncMutex mutex = new AsyncMutex();
+        assertTrue(mutex.tryLock());
+        java.util.concurrent.atomic.AtomicReference<Thread> blockedThread =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        SyncTesting.Forked<Void> waker = SyncTesting.forkRun("waker", () -> {
+            while (!stop.get()) {
+                Thread t = blockedThread.get();
+                if (t != null) {
+                    java.util.concurrent.locks.LockSupport.unpark(t);
+                }
+            }
+        });
+        try {
+            for (int round = 0; round < ROUNDS; round++) {
+                CancellationSource source = new CancellationSource();
+                SyncTesting.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
+                blockedThread.set(blocked.thread);
+                awaitQueued(mutex, 1);
+                source.cancel();
+                Throwable failure = blocked.joinFailure();
+                assertInstanceOf(CancellationException.class, failure, "round " + round);
+                assertTrue(failure.getMessage().contains("AsyncMutex"), failure.getMessage());
+            }
+        } finally {
+            stop.set(true);
+            waker.join();
+        }
+        mutex.unlock();
+        assertFreeAndUsable(mutex);
+    }
+
     @Test
     void tokenFiringBeforePublicationQueuesNothing() throws Exception {
         AsyncMutex mutex = new AsyncMutex();

@@ -188,11 +188,14 @@ public abstract class WaiterQueue {
                 return waiter;
             }
             if (phase == Waiter.CANCELLED) {
+                // only the token cancels a blocking wait from outside (timeout and interrupt are this
+                // thread's own, and return above); a spurious wake-up can read the phase before the
+                // canceller has written the cause, so the cause is not relied on
                 Throwable cause = waiter.cancelCause();
                 if (cause instanceof CancellationException) {
                     throw (CancellationException) cause;
                 }
-                throw new IllegalStateException("wait cancelled", cause);
+                throw new CancellationException("cancelled while waiting for " + describe());
             }
             if (timeoutNanos >= 0) {
                 long remaining = deadline - System.nanoTime();
