@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Objects for a test pool that remember their disposals: the factory makes one {@link Resource}
@@ -40,6 +41,7 @@ final class TestResources {
     private final AtomicInteger disposals = new AtomicInteger();
     final List<PoolError> errors = new CopyOnWriteArrayList<>();
     private volatile RefPool<String, Resource> pool;
+    private volatile Consumer<Resource> alsoOnDispose = resource -> {};
 
     /** {@return a builder whose factory, disposer and error listener report to this object} */
     RefPool.Builder<String, Resource> builder() {
@@ -77,6 +79,12 @@ final class TestResources {
         resource.disposedOn = Thread.currentThread();
         resource.disposals.incrementAndGet();
         disposals.incrementAndGet();
+        alsoOnDispose.accept(resource);
+    }
+
+    /** Runs {@code action} in the disposer, after the disposal is recorded (a disposer with effects). */
+    void alsoOnDispose(Consumer<Resource> action) {
+        alsoOnDispose = action;
     }
 
     /** {@return the object created for {@code key}, or {@code null}} */

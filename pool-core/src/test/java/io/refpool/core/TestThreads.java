@@ -1,6 +1,7 @@
 package io.refpool.core;
 
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -81,6 +82,8 @@ final class TestThreads {
             T value;
             try {
                 value = outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (CancellationException e) {
+                return e; // the body threw it: a future failed with one reports it as cancelled
             } catch (ExecutionException e) {
                 return e.getCause();
             } catch (TimeoutException e) {
