@@ -5,13 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * Objects for a test pool that remember their disposals: the factory makes one {@link Resource}
- * per key and records it, the disposer counts each disposal and notes whether it ran attached. A
+ * Objects for a test pool that remember their disposals: the factory makes a {@link Resource} for
+ * a key and records it, the disposer counts each disposal and notes whether it ran attached. A
  * test then checks "disposed exactly once" object by object, and every listener error is kept. A
  * test that counts its open handles in {@link Resource#openHandles} also gets "never disposed while
  * a handle is open" checked: the disposer throws, and the pool reports that to the listener.
@@ -37,7 +38,8 @@ final class TestResources {
         }
     }
 
-    private final ConcurrentHashMap<String, Resource> created = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Resource> latest = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Resource> created = new ConcurrentLinkedQueue<>();
     private final AtomicInteger disposals = new AtomicInteger();
     final List<PoolError> errors = new CopyOnWriteArrayList<>();
     private volatile RefPool<String, Resource> pool;
@@ -62,10 +64,8 @@ final class TestResources {
 
     private Resource create(String key) {
         Resource resource = new Resource(key);
-        Resource previous = created.putIfAbsent(key, resource);
-        if (previous != null) {
-            throw new AssertionError("the factory ran twice for key '" + key + "'");
-        }
+        latest.put(key, resource);
+        created.add(resource);
         return resource;
     }
 
@@ -87,9 +87,9 @@ final class TestResources {
         alsoOnDispose = action;
     }
 
-    /** {@return the object created for {@code key}, or {@code null}} */
+    /** {@return the object last created for {@code key}, or {@code null}} */
     Resource created(String key) {
-        return created.get(key);
+        return latest.get(key);
     }
 
     /** {@return how many objects the factory made} */
@@ -105,7 +105,7 @@ final class TestResources {
     /** Asserts that every object created was disposed exactly once, attached, and nothing failed. */
     void assertAllDisposedOnceAttached() {
         assertEquals(List.of(), errors, "no error reached the listener");
-        for (Resource resource : created.values()) {
+        for (Resource resource : created) {
             assertEquals(1, resource.disposals.get(), () -> resource + " was not disposed exactly once");
             assertTrue(resource.disposedAttached, () -> resource + " was disposed on a detached thread");
         }
