@@ -149,7 +149,7 @@ public abstract class WaiterQueue {
         hook(Point.AFTER_FAST_PATH_FAILED);
         Waiter waiter = newWaiter(arg, null);
         registerCancellation(waiter, token);
-        if (publish(waiter) == Publication.ACQUIRED) {
+        if (publishOrAbandon(waiter) == Publication.ACQUIRED) {
             return new ReadyGuard(this, arg);
         }
         return waiter; // queued, or cancelled by the token before publication and settled by it
@@ -168,7 +168,7 @@ public abstract class WaiterQueue {
         hook(Point.AFTER_FAST_PATH_FAILED);
         Waiter waiter = newWaiter(arg, Thread.currentThread());
         registerCancellation(waiter, token);
-        Publication outcome = publish(waiter);
+        Publication outcome = publishOrAbandon(waiter);
         if (outcome == Publication.ACQUIRED) {
             return new ReadyGuard(this, arg);
         }
@@ -229,6 +229,16 @@ public abstract class WaiterQueue {
         ACQUIRED,
         QUEUED,
         CANCELLED
+    }
+
+    /** Publishes, or retires the waiter (and its token registration) if publication is refused. */
+    private Publication publishOrAbandon(Waiter waiter) {
+        try {
+            return publish(waiter);
+        } catch (RuntimeException | Error refused) {
+            waiter.abandon();
+            throw refused;
+        }
     }
 
     /** The locked recheck, then publication at the tail. */
