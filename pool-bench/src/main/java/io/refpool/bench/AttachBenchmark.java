@@ -36,7 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The project's headline: what attaching costs, and how it scales with threads.
  *
  * <pre>{@code
- * java -cp pool-bench/target/pool-bench.jar org.openjdk.jmh.Main AttachBenchmark -prof gc
+ * java -jar pool-bench/target/pool-bench.jar attach        # the runner: 1, 2, 4 threads, -prof gc
+ * java -cp pool-bench/target/pool-bench.jar org.openjdk.jmh.Main AttachBenchmark -t 2 -prof gc
  * }</pre>
  *
  * <p><b>{@code nested}</b> (walltime throughput, ops/s) is modelled on the nested-attach scaling
@@ -72,8 +73,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * (a pending decrement; one attach per 256 closes applies them, and its cost is part of the
  * figure), so the difference is what deferring a release costs.
  *
- * <p>The annotations below only matter when JMH runs the class directly; the runner sets forks,
- * iterations and thread counts itself and adds {@code -prof gc}.
+ * <p>The results and the targets they are held to are in {@code docs/design.md}. The annotations
+ * below only matter when JMH runs the class directly; the runner sets forks, iterations and thread
+ * counts itself and adds {@code -prof gc}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
