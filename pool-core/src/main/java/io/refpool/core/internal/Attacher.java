@@ -74,14 +74,13 @@ final class Attacher<K, V> {
             core.checkOpen("attach()");
         }
         enterGate(s, token, exclusive, internal);
+        if (!internal && core.isClosed()) {
+            leaveGate(s); // still detached: depth 0, no scope opened
+            throw new PoolClosedException("the pool closed while this thread waited to attach");
+        }
         s.attacher = this;
         s.depth = 1;
         AttachScope scope = s.open(1);
-        if (!internal && core.isClosed()) {
-            scope.open = false;
-            leaveGate(s);
-            throw new PoolClosedException("the pool closed while this thread waited to attach");
-        }
         core.drainIfDirty(s);
         return scope;
     }

@@ -1,0 +1,449 @@
+package io.refpool.bench;
+
+import io.refpool.bench.baseline.AlwaysLockReleaseQueue;
+import io.refpool.bench.baseline.SwapFlagReleaseQueue;
+import io.refpool.bench.baseline.UnpaddedReleaseQueue;
+import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
+import io.refpool.core.Handle;
+import io.refpool.core.RefPool;
+import io.refpool.core.internal.CoreAccess;
+import io.refpool.core.internal.DirtyFlagReleaseQueue;
+import io.refpool.core.internal.PoolConfig;
+import io.refpool.core.internal.ReleaseQueue;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The project's headline: what attaching costs, and how it scales with threads.
+ *
+ * <pre>{@code
+ * java -jar pool-bench/target/pool-bench.jar attach        # the runner: 1, 2, 4 threads, -prof gc
+ * java -cp pool-bench/target/pool-bench.jar org.openjdk.jmh.Main AttachBenchmark -t 2 -prof gc
+ * }</pre>
+ *
+ * <p><b>{@code nested}</b> (walltime throughput, ops/s) is modelled on the nested-attach scaling
+ * benchmark that motivated the design: in a {@code SHARED} pool each benchmark thread holds one
+ * outer attachment for the whole iteration, and the measured operation is a nested
+ * {@code attach()} and {@code close()} — a per-thread depth bump and the release queue's check. The
+ * {@code impl} parameter swaps only the check, through the pool's release queue; the attach path
+ * around it is the same code:
+ *
+ * <ul>
+ *   <li>{@code refpool}: {@link DirtyFlagReleaseQueue}, one acquire load of a padded flag;
+ *   <li>{@code always-lock}: {@link AlwaysLockReleaseQueue}, the queue's lock taken on every attach;
+ *   <li>{@code swap-flag}: {@link SwapFlagReleaseQueue}, an atomic {@code getAndSet} of a flag on
+ *       every attach.
+ * </ul>
+ *
+ * <p>The {@code state} parameter is what is pending: {@code empty}, nothing ever; {@code sparse}, a
+ * background daemon thread closes handles off-attachment at about 20,000 per second (it acquires
+ * them in batches in an attached section and closes them one by one on its own thread, paced with
+ * {@code LockSupport.parkNanos}), so attaching threads now and then find the flag up and drain.
+ *
+ * <p>{@code nested} and {@code nestedLayout} are {@link Scales}: the runner runs them at 1, 2 and 4
+ * threads. On a 2-core machine, 4 threads (plus the sparse releaser) oversubscribe the cores; that
+ * row shows behaviour under oversubscription, not scaling. {@code nestedLayout} runs the
+ * {@code sparse} state with the flag padded ({@code refpool}) and unpadded ({@code unpadded},
+ * {@link UnpaddedReleaseQueue}: the same protocol, the flag next to the queue's lock, list and size).
+ *
+ * <p><b>{@code topLevel}</b> (ns/op) is an uncontended outermost {@code attach()} and
+ * {@code close()} in each mode — the gate's {@code tryLock} pair and the check — against
+ * {@link ReentrantLock#lock()} and {@link ReentrantLock#unlock()} (the {@code mode} parameter does
+ * not apply to the lock). <b>{@code shareAndClose}</b> (ns/op, with {@code -prof gc} for bytes/op)
+ * opens a handle with {@code share()} and closes it, attached (the count drops at once) or detached
+ * (a pending decrement; one attach per 256 closes applies them, and its cost is part of the
+ * figure), so the difference is what deferring a release costs.
+ *
+ * <p>The results and the targets they are held to are in {@code docs/design.md}. The annotations
+ * below only matter when JMH runs the class directly; the runner sets forks, iterations and thread
+ * counts itself and adds {@code -prof gc}.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(2)
+public class AttachBenchmark {
+    private static final String SPARSE_KEY = "sparse";
+
+    /** {@return a pool whose release queue is {@code impl}'s, otherwise the defaults} */
+    static RefPool<String, Object> newPool(String impl, AttachMode mode) {
+        PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
+        config.attachMode = mode;
+        config.releaseQueue = releaseQueue(impl);
+        return CoreAccess.newPool(config);
+    }
+
+    private static Supplier<? extends ReleaseQueue> releaseQueue(String impl) {
+        switch (impl) {
+            case "refpool":
+                return DirtyFlagReleaseQueue::new;
+            case "always-lock":
+                return AlwaysLockReleaseQueue::new;
+            case "swap-flag":
+                return SwapFlagReleaseQueue::new;
+            case "unpadded":
+                return UnpaddedReleaseQueue::new;
+            default:
+                throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        }
+    }
+
+    // ---------------------------------------------------------------- nested attach, scaling
+
+    /** A {@code SHARED} pool and, in state {@code sparse}, the releaser that keeps it busy. */
+    abstract static class ScalingPool {
+        RefPool<String, Object> pool;
+        private SparseReleaser releaser;
+
+        void start(String impl, String state) {
+            pool = newPool(impl, AttachMode.SHARED);
+            switch (state) {
+                case "empty":
+                    break;
+                case "sparse":
+                    releaser = new SparseReleaser(pool);
+                    releaser.start();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown state '" + state + "'");
+            }
+        }
+
+        void stop() throws InterruptedException {
+            if (releaser != null) {
+                releaser.stop();
+            }
+            pool.close();
+        }
+    }
+
+    /** The pool of {@code nested}. */
+    @State(Scope.Benchmark)
+    public static class NestedPool extends ScalingPool {
+        @Param({"refpool", "always-lock", "swap-flag"})
+        public String impl;
+
+        @Param({"empty", "sparse"})
+        public String state;
+
+        /** Builds the pool, and starts the releaser in state {@code sparse}. */
+        @Setup(Level.Trial)
+        public void setUp() {
+            start(impl, state);
+        }
+
+        /** Stops the releaser and closes the pool. */
+        @TearDown(Level.Trial)
+        public void tearDown() throws InterruptedException {
+            stop();
+        }
+    }
+
+    /** The pool of {@code nestedLayout}: always in state {@code sparse}, padded or not. */
+    @State(Scope.Benchmark)
+    public static class LayoutPool extends ScalingPool {
+        @Param({"refpool", "unpadded"})
+        public String impl;
+
+        /** Builds the pool and starts the releaser. */
+        @Setup(Level.Trial)
+        public void setUp() {
+            start(impl, "sparse");
+        }
+
+        /** Stops the releaser and closes the pool. */
+        @TearDown(Level.Trial)
+        public void tearDown() throws InterruptedException {
+            stop();
+        }
+    }
+
+    /** A benchmark thread's outer attachment, held for the iteration, on that thread. */
+    @State(Scope.Thread)
+    public static class NestedOuter {
+        Attachment outer;
+
+        /** Attaches the benchmark thread. */
+        @Setup(Level.Iteration)
+        public void attach(NestedPool pool) {
+            outer = pool.pool.attach();
+        }
+
+        /** Detaches it. */
+        @TearDown(Level.Iteration)
+        public void detach() {
+            outer.close();
+        }
+    }
+
+    /** A benchmark thread's outer attachment to the layout pool. */
+    @State(Scope.Thread)
+    public static class LayoutOuter {
+        Attachment outer;
+
+        /** Attaches the benchmark thread. */
+        @Setup(Level.Iteration)
+        public void attach(LayoutPool pool) {
+            outer = pool.pool.attach();
+        }
+
+        /** Detaches it. */
+        @TearDown(Level.Iteration)
+        public void detach() {
+            outer.close();
+        }
+    }
+
+    /**
+     * A nested attach and close inside the thread's outer attachment: the per-thread depth, then
+     * the release queue's check (and, now and then in state {@code sparse}, a drain).
+     *
+     * @param pool the pool
+     * @param outer the thread's outer attachment
+     */
+    @Benchmark
+    @Scales
+    public void nested(NestedPool pool, NestedOuter outer) {
+        pool.pool.attach().close();
+    }
+
+    /**
+     * The same nested attach and close, in state {@code sparse}, with the flag padded or not.
+     *
+     * @param pool the pool
+     * @param outer the thread's outer attachment
+     */
+    @Benchmark
+    @Scales
+    public void nestedLayout(LayoutPool pool, LayoutOuter outer) {
+        pool.pool.attach().close();
+    }
+
+    /**
+     * Closes handles off-attachment at about {@link #CLOSES_PER_SECOND} per second on a daemon
+     * thread of its own, acquiring them in batches through a short attached section.
+     */
+    static final class SparseReleaser implements Runnable {
+        static final long CLOSES_PER_SECOND = 20_000;
+        private static final int BATCH = 100;
+        private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1) / CLOSES_PER_SECOND;
+        /** Further behind schedule than this, the releaser drops the backlog instead of bursting. */
+        private static final long MAX_LAG_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+        private final RefPool<String, Object> pool;
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        SparseReleaser(RefPool<String, Object> pool) {
+            this.pool = pool;
+            this.thread = new Thread(this, "sparse-releaser");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            LockSupport.unpark(thread);
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        }
+
+        @Override
+        public void run() {
+            // held throughout, so the closes below never take the object to zero and re-create it
+            Handle<Object> keepAlive;
+            Attachment first = pool.attach();
+            try {
+                keepAlive = pool.acquire(SPARSE_KEY);
+            } finally {
+                first.close();
+            }
+            List<Handle<Object>> batch = new ArrayList<>(BATCH);
+            long next = System.nanoTime();
+            while (running) {
+                Attachment attached = pool.attach();
+                try {
+                    for (int i = 0; i < BATCH; i++) {
+                        batch.add(pool.acquire(SPARSE_KEY));
+                    }
+                } finally {
+                    attached.close();
+                }
+                for (Handle<Object> handle : batch) {
+                    next += INTERVAL_NANOS;
+                    long wait = next - System.nanoTime();
+                    if (wait > 0 && running) {
+                        LockSupport.parkNanos(wait);
+                    } else if (wait < -MAX_LAG_NANOS) {
+                        next = System.nanoTime();
+                    }
+                    handle.close(); // detached: a pending decrement for the attaching threads
+                }
+                batch.clear();
+            }
+            keepAlive.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- top-level attach
+
+    /** An uncontended outermost attach in either mode, or a {@link ReentrantLock}. */
+    @State(Scope.Thread)
+    public static class TopLevel {
+        @Param({"refpool", "reentrant-lock"})
+        public String impl;
+
+        @Param({"EXCLUSIVE", "SHARED"})
+        public String mode;
+
+        RefPool<String, Object> pool;
+        ReentrantLock lock;
+
+        /** Builds the pool or the lock. */
+        @Setup(Level.Trial)
+        public void setUp() {
+            switch (impl) {
+                case "refpool":
+                    pool = newPool("refpool", AttachMode.valueOf(mode));
+                    break;
+                case "reentrant-lock":
+                    lock = new ReentrantLock();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            }
+        }
+
+        /** Closes the pool. */
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            if (pool != null) {
+                pool.close();
+            }
+        }
+    }
+
+    /**
+     * An outermost attach and close with nothing pending and nobody else attached, or
+     * {@code lock()} and {@code unlock()} of an uncontended {@link ReentrantLock}.
+     *
+     * @param s the pool or the lock
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public void topLevel(TopLevel s) {
+        ReentrantLock lock = s.lock;
+        if (lock != null) {
+            lock.lock();
+            lock.unlock();
+        } else {
+            s.pool.attach().close();
+        }
+    }
+
+    // ---------------------------------------------------------------- attached versus deferred close
+
+    /** A held handle to share from, and where its shares are closed. */
+    @State(Scope.Thread)
+    public static class Closing {
+        /** Closes applied between two attaches in {@code detached}; bounds the pending list. */
+        static final int APPLY_EVERY = 256;
+
+        @Param({"attached", "detached"})
+        public String where;
+
+        RefPool<String, Object> pool;
+        Handle<Object> held;
+        boolean detached;
+        int sinceApply;
+        private Attachment attachment;
+
+        /** Builds a pool whose drainer stays out of the way, and opens the handle to share from. */
+        @Setup(Level.Trial)
+        public void setUp() {
+            PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
+            config.attachMode = AttachMode.EXCLUSIVE;
+            config.drainDelayNanos = Duration.ofHours(1).toNanos();
+            config.drainThreshold = Integer.MAX_VALUE;
+            pool = CoreAccess.newPool(config);
+            Attachment attached = pool.attach();
+            try {
+                held = pool.acquire("k");
+            } finally {
+                attached.close();
+            }
+            detached = where.equals("detached");
+        }
+
+        /** Attaches the thread for the iteration, when closing attached. */
+        @Setup(Level.Iteration)
+        public void attach() {
+            if (!detached) {
+                attachment = pool.attach();
+            }
+        }
+
+        /** Detaches it, or applies what is still pending. */
+        @TearDown(Level.Iteration)
+        public void detach() {
+            if (attachment != null) {
+                attachment.close();
+                attachment = null;
+            } else {
+                pool.attach().close();
+            }
+        }
+
+        /** Closes the held handle and the pool. */
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            Attachment attached = pool.attach();
+            try {
+                held.close();
+            } finally {
+                attached.close();
+            }
+            pool.close();
+        }
+    }
+
+    /**
+     * {@code share()} and {@code close()} of a handle, attached or detached (then with a share of
+     * the attach that applies the pending decrements).
+     *
+     * @param s the handle and where it is closed
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public void shareAndClose(Closing s) {
+        s.held.share().close();
+        if (s.detached && ++s.sinceApply == Closing.APPLY_EVERY) {
+            s.sinceApply = 0;
+            s.pool.attach().close();
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.refpool.core;
+
+import static io.refpool.core.TestThreads.eventually;
+import static io.refpool.core.TestThreads.forkRun;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestResources.Resource;
+import io.refpool.core.TestThreads.Forked;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The drainer: releases pending with nobody attaching are applied on the pool's executor once the
+ * drain delay has passed, and at once (handed to the executor by the enqueue that crosses it) past
+ * the drain threshold. The drainer attaches like anyone else, so it waits for the gate and applies
+ * each release exactly once even when an attach got there first.
+ */
+class DrainerTest {
+    private final TestResources resources = new TestResources();
+
+    /** An executor that only collects its tasks, so a test decides when (and whether) they run. */
+    private static final class HeldTasks implements java.util.concurrent.Executor {
+        final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public void execute(Runnable task) {
+            tasks.add(task);
+        }
+    }
+
+    private List<Handle<Resource>> acquireAttached(RefPool<String, Resource> pool, String... keys) {
+        List<Handle<Resource>> handles = new ArrayList<>();
+        try (Attachment attached = pool.attach()) {
+            for (String key : keys) {
+                handles.add(pool.acquire(key));
+            }
+        }
+        return handles;
+    }
+
+    @Test
+    void pendingReleasesAreAppliedOnTheExecutorAfterTheDelayWithNobodyAttaching() throws Exception {
+        AtomicReference<Thread> drainerThread = new AtomicReference<>();
+        ExecutorService executor = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "test-drainer");
+            thread.setDaemon(true);
+            drainerThread.set(thread);
+            return thread;
+        });
+        try {
+            RefPool<String, Resource> pool = resources.build(resources
+                    .builder()
+                    .drainDelay(Duration.ofMillis(50))
+                    .drainThreshold(1_000)
+                    .executor(executor));
+            List<Handle<Resource>> handles = acquireAttached(pool, "a", "b");
+
+            handles.forEach(Handle::close);
+            eventually().alias("the drainer applied both releases").until(() -> resources.disposalCount() == 2);
+
+            assertEquals(0, pool.stats().pendingDecrements());
+            assertEquals(0, pool.stats().live());
+            assertSame(drainerThread.get(), resources.created("a").disposedOn, "applied on the pool's executor");
+            resources.assertAllDisposedOnceAttached();
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    @Test
+    void belowTheThresholdNothingIsHandedToTheExecutorBeforeTheDelay() {
+        HeldTasks executor = new HeldTasks();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(3)
+                .executor(executor));
+        List<Handle<Resource>> handles = acquireAttached(pool, "a", "b");
+
+        handles.forEach(Handle::close);
+
+        assertTrue(executor.tasks.isEmpty(), "the delay has not passed and the threshold is not reached");
+        assertEquals(2, pool.stats().pendingDecrements());
+        pool.attach().close();
+        assertEquals(2, resources.disposalCount());
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void theEnqueueThatReachesTheThresholdHandsTheDrainerToTheExecutorAtOnce() throws Exception {
+        HeldTasks executor = new HeldTasks();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(3)
+                .executor(executor));
+        List<Handle<Resource>> handles = acquireAttached(pool, "a", "b", "c");
+
+        handles.get(0).close();
+        handles.get(1).close();
+        assertTrue(executor.tasks.isEmpty());
+        handles.get(2).close();
+        assertEquals(1, executor.tasks.size(), "the third pending release crossed the threshold");
+
+        Runnable drainer = executor.tasks.poll();
+        Forked<Void> run = forkRun("drainer", drainer::run);
+        run.join();
+
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertEquals(3, resources.disposalCount());
+        assertSame(run.thread, resources.created("c").disposedOn, "the drainer applied them, attached");
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void aDrainerThatFindsTheWorkDoneAppliesNothingAgain() {
+        HeldTasks executor = new HeldTasks();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(1)
+                .executor(executor));
+        List<Handle<Resource>> handles = acquireAttached(pool, "a");
+        handles.get(0).close();
+        assertEquals(1, executor.tasks.size());
+
+        pool.attach().close(); // an attach applies it first
+        long drains = pool.stats().drains();
+        executor.tasks.poll().run();
+
+        assertEquals(drains, pool.stats().drains(), "the drainer found the flag down and did nothing");
+        assertEquals(1, resources.disposalCount());
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void theDrainerWaitsForTheGateWhileAnotherThreadIsAttached() throws Exception {
+        HeldTasks executor = new HeldTasks();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.EXCLUSIVE)
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(1)
+                .executor(executor));
+        Handle<Resource> handle = acquireAttached(pool, "a").get(0);
+        Attachment held = pool.attach();
+        forkRun("releaser", handle::close).join();
+
+        Forked<Void> drainer = forkRun("drainer", executor.tasks.poll()::run);
+        TestThreads.awaitParked(drainer.thread);
+        assertEquals(0, resources.disposalCount(), "the drainer may not apply while another thread is attached");
+
+        held.close(); // this detach applies the release, then hands the gate to the drainer
+        drainer.join();
+
+        assertEquals(1, resources.disposalCount());
+        assertEquals(0, pool.stats().pendingDecrements());
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void drainSettingsRejectBadInput() {
+        RefPool.Builder<String, Resource> builder = resources.builder();
+        assertThrows(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ofMillis(-1)));
+        assertThrows(NullPointerException.class, () -> builder.drainDelay(null));
+        assertThrows(IllegalArgumentException.class, () -> builder.drainThreshold(0));
+        assertThrows(NullPointerException.class, () -> builder.executor(null));
+        assertFalse(builder.build().core().releaseQueue().isDirty(), "the rejected settings changed nothing");
+    }
+}
