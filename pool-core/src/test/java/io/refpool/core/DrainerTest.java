@@ -2,6 +2,7 @@ package io.refpool.core;
 
 import static io.refpool.core.TestThreads.eventually;
 import static io.refpool.core.TestThreads.forkRun;
+import static io.refpool.core.TestThreads.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.TestThreads.Forked;
+import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,6 +142,39 @@ class DrainerTest {
 
         assertEquals(drains, pool.stats().drains(), "the drainer found the flag down and did nothing");
         assertEquals(1, resources.disposalCount());
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void theDrainerAppliesAReleaseWhoseFlagIsNotRaisedYet() throws Exception {
+        HeldTasks executor = new HeldTasks();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(1)
+                .executor(executor));
+        List<Handle<Resource>> handles = acquireAttached(pool, "first", "second");
+        handles.get(0).close(); // schedules a drainer, held by the executor
+        pool.attach().close(); // an attach applies the first release; the held drainer is still to run
+        Runnable drainer = executor.tasks.poll();
+
+        // the second release is in the list, its size written, its flag not raised yet
+        Forked<Void> releaser = unstartedRun("releaser", handles.get(1)::close);
+        TestReleaseHooks hooks = TestReleaseHooks.pausing(Point.BETWEEN_ADD_AND_FLAG, releaser.thread);
+        pool.core().releaseQueue().setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival();
+
+        Forked<Void> run = forkRun("drainer", drainer::run);
+        run.join();
+        assertEquals(1, resources.created("second").disposals.get(), "the drainer took the list, not the flag");
+        assertSame(run.thread, resources.created("second").disposedOn);
+
+        hooks.proceed();
+        releaser.join();
+        pool.attach().close(); // the late flag costs an empty swap, nothing more
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertEquals(2, resources.disposalCount());
         resources.assertAllDisposedOnceAttached();
     }
 

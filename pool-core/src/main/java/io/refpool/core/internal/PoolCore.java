@@ -501,13 +501,29 @@ public final class PoolCore<K, V> {
         }
     }
 
+    /**
+     * The drainer. It clears its "scheduled" flag and then reads the queue's size; an enqueue
+     * writes the size and then reads the flag. All four accesses are volatile, so at least one side
+     * sees the other: the enqueue schedules a new drain, or this drain sees the item. The drainer
+     * swaps the list whatever the dirty flag says, because the enqueue raises that flag with a
+     * release store that may not be visible yet; a flag left up only costs the next attach an empty
+     * swap.
+     */
     private void drainFromExecutor(AtomicBoolean scheduled) {
         scheduled.set(false); // an enqueue from now on schedules again
-        if (!releases.isDirty()) {
+        if (releases.size() == 0) {
             return;
         }
         try {
-            attacher.attach(CancellationToken.none(), false, true).close(); // attaching applies them
+            Attachment attached = attacher.attach(CancellationToken.none(), false, true);
+            try {
+                ArrayList<Object> batch = releases.takeAll();
+                if (batch != null) {
+                    applyBatch(batch, attacher.state());
+                }
+            } finally {
+                attached.close();
+            }
         } catch (RuntimeException | Error e) {
             report(PoolError.Kind.DISPOSER_FAILED, null, "the drainer failed to apply pending releases", e);
         }

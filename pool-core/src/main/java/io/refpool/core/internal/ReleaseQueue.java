@@ -71,6 +71,16 @@ public abstract class ReleaseQueue {
     public abstract boolean isDirty();
 
     /**
+     * Takes every pending release whatever the flag says (the drainer's way in); the flag is left
+     * as it is, so a release whose flag store is still in flight is not stranded.
+     *
+     * @return the batch, or {@code null} if the list was empty
+     */
+    public final ArrayList<Object> takeAll() {
+        return swapBatch();
+    }
+
+    /**
      * Swaps the whole pending list out under the lock.
      *
      * @return the batch, or {@code null} if the list was empty
