@@ -33,10 +33,15 @@ final class SharedMutexTesting {
 
     /** Asserts that nobody holds or waits for {@code lock}. */
     static void assertFree(AsyncSharedMutex lock) {
-        assertEquals(0, lock.readers(), () -> "readers of " + lock);
-        assertFalse(lock.isWriteLocked(), () -> "writer of " + lock);
-        assertEquals(0, lock.queueLength(), () -> "queue of " + lock);
-        assertEquals(0L, state(lock), () -> "state word of " + lock);
+        assertFree(lock, "");
+    }
+
+    /** Asserts that nobody holds or waits for {@code lock}; {@code context} names the seed or round. */
+    static void assertFree(AsyncSharedMutex lock, String context) {
+        assertEquals(0, lock.readers(), () -> context + ": readers of " + lock);
+        assertFalse(lock.isWriteLocked(), () -> context + ": writer of " + lock);
+        assertEquals(0, lock.queueLength(), () -> context + ": queue of " + lock);
+        assertEquals(0L, state(lock), () -> context + ": state word of " + lock);
     }
 
     /** Waits, within {@link #BOUND}, until exactly {@code n} acquires are queued on {@code lock}. */
