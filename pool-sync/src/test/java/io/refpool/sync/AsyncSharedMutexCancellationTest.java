@@ -194,6 +194,65 @@ class AsyncSharedMutexCancellationTest {
     }
 
     @Test
+    void writerCancelledAfterAReleasePoppedItLeavesNoPhantomWriterOnceCancelReturns() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        CompletionStage<Guard> writer = lock.acquire();
+        CompletionStage<Guard> readerBehind = lock.acquireShared();
+
+        TestThread releaser = new TestThread("releaser", lock::unlockShared);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        lock.queue().setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival(); // the writer is popped and counted as the holder; no grant CAS yet
+        try {
+            assertTrue(future(writer).cancel(true));
+
+            // the writer is gone and the only reader has left: nothing may hold readers back now
+            assertFalse(lock.isWriteLocked(), "a cancelled writer still counted as the holder");
+            assertTrue(granted(readerBehind), "the reader behind the cancelled writer is re-admitted");
+            assertTrue(lock.tryLockShared(), "a new reader enters: no writer holds or waits");
+            lock.unlockShared();
+        } finally {
+            hooks.proceed();
+            releaser.finish();
+            lock.queue().setHooks(null);
+        }
+
+        assertEquals(1, lock.readers());
+        guardOf(readerBehind).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void readerCancelledAfterAReleasePoppedItGivesItsShareBackOnceCancelReturns() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CompletionStage<Guard> reader = lock.acquireShared();
+        CompletionStage<Guard> writerBehind = lock.acquire();
+
+        TestThread releaser = new TestThread("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        lock.queue().setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival(); // the reader is popped and counted; no grant CAS yet
+        try {
+            assertTrue(future(reader).cancel(true));
+
+            assertEquals(0, lock.readers(), "a cancelled reader still counted as holding");
+            assertTrue(granted(writerBehind), "the writer behind the cancelled reader gets the lock");
+        } finally {
+            hooks.proceed();
+            releaser.finish();
+            lock.queue().setHooks(null);
+        }
+
+        assertTrue(lock.isWriteLocked());
+        guardOf(writerBehind).close();
+        assertFree(lock);
+    }
+
+    @Test
     void cancelThatLosesToTheGrantLeavesTheCallerOwningTheLock() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLock());
