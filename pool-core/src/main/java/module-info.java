@@ -5,7 +5,7 @@
  */
 module io.refpool.core {
     requires transitive io.refpool.sync;
-    requires com.github.benmanes.caffeine;
+    requires transitive com.github.benmanes.caffeine;
     requires jdk.jfr;
 
     exports io.refpool.core;

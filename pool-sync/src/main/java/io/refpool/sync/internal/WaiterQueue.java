@@ -144,22 +144,6 @@ public abstract class WaiterQueue {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The generic uncontended attempt: one CAS while nobody is queued and {@code arg} is eligible.
-     * A CAS lost to a concurrent change that leaves {@code arg} eligible is retried, never parked.
-     */
-    public final boolean tryAcquire(int arg) {
-        for (; ; ) {
-            long s = state();
-            if ((s & QUEUED) != 0 || !isEligible(s, arg)) {
-                return false;
-            }
-            if (casState(s, assigned(s, arg))) {
-                return true;
-            }
-        }
-    }
-
-    /**
      * The contended async acquire, entered after the fast path failed.
      *
      * @return a completed guard stage if the locked recheck won, otherwise the waiter
@@ -168,7 +152,7 @@ public abstract class WaiterQueue {
         hook(Point.AFTER_FAST_PATH_FAILED);
         Waiter waiter = newWaiter(arg, null);
         registerCancellation(waiter, token);
-        if (publish(waiter) == Publication.ACQUIRED) {
+        if (publishOrAbandon(waiter) == Publication.ACQUIRED) {
             return new ReadyGuard(this, arg);
         }
         return waiter; // queued, or cancelled by the token before publication and settled by it
@@ -187,7 +171,7 @@ public abstract class WaiterQueue {
         hook(Point.AFTER_FAST_PATH_FAILED);
         Waiter waiter = newWaiter(arg, Thread.currentThread());
         registerCancellation(waiter, token);
-        Publication outcome = publish(waiter);
+        Publication outcome = publishOrAbandon(waiter);
         if (outcome == Publication.ACQUIRED) {
             return new ReadyGuard(this, arg);
         }
@@ -248,6 +232,16 @@ public abstract class WaiterQueue {
         ACQUIRED,
         QUEUED,
         CANCELLED
+    }
+
+    /** Publishes, or retires the waiter (and its token registration) if publication is refused. */
+    private Publication publishOrAbandon(Waiter waiter) {
+        try {
+            return publish(waiter);
+        } catch (RuntimeException | Error refused) {
+            waiter.abandon();
+            throw refused;
+        }
     }
 
     /** The locked recheck, then publication at the tail. */

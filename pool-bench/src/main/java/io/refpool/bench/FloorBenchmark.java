@@ -1,0 +1,116 @@
+package io.refpool.bench;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The physical floor: what the cheapest synchronization steps cost on this machine, so every other
+ * suite's numbers can be read against it.
+ *
+ * <pre>{@code
+ * java -jar pool-bench/target/pool-bench.jar floor
+ * }</pre>
+ *
+ * <ul>
+ *   <li>{@code acquireLoad}: one acquire load of a word every thread shares and nobody writes — the
+ *       cost of refpool's attach fast path when nothing is pending. It is {@link Scales}: reading a
+ *       shared, unwritten cache line scales with cores, so its line is the ideal every scaling
+ *       chart is measured against.
+ *   <li>{@code casUncontended}: one successful compare-and-set on a word only this thread touches
+ *       — the cost of an uncontended lock's fast path.
+ *   <li>{@code lockUnlockUncontended}: {@link ReentrantLock#lock()} and {@link
+ *       ReentrantLock#unlock()} on a lock only this thread uses — the JDK baseline every mutex peer
+ *       is compared with.
+ * </ul>
+ *
+ * <p>It has no {@code impl} parameter: each method is a single-implementation row. The annotations
+ * below only matter when JMH runs the class directly; the runner sets forks and iterations from its
+ * profile.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(2)
+public class FloorBenchmark {
+
+    /** A word all benchmark threads read; it is written once, before measurement. */
+    @State(Scope.Benchmark)
+    public static class SharedWord {
+        private static final VarHandle WORD;
+
+        static {
+            try {
+                WORD = MethodHandles.lookup().findVarHandle(SharedWord.class, "word", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        @SuppressWarnings("unused") // read through WORD
+        private int word = 1;
+
+        int loadAcquire() {
+            return (int) WORD.getAcquire(this);
+        }
+    }
+
+    /** A word and a lock private to one benchmark thread, so neither is ever contended. */
+    @State(Scope.Thread)
+    public static class PrivateWord {
+        private static final VarHandle WORD;
+
+        static {
+            try {
+                WORD = MethodHandles.lookup().findVarHandle(PrivateWord.class, "word", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private int word;
+        private final ReentrantLock lock = new ReentrantLock();
+
+        /** Only this thread writes {@code word}, so a plain read yields the expected value. */
+        boolean casIncrement() {
+            int expected = word;
+            return WORD.compareAndSet(this, expected, expected + 1);
+        }
+
+        int lockedIncrement() {
+            lock.lock();
+            try {
+                return ++word;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    @Benchmark
+    @Scales
+    public int acquireLoad(SharedWord shared) {
+        return shared.loadAcquire();
+    }
+
+    @Benchmark
+    public boolean casUncontended(PrivateWord own) {
+        return own.casIncrement();
+    }
+
+    @Benchmark
+    public int lockUnlockUncontended(PrivateWord own) {
+        return own.lockedIncrement();
+    }
+}

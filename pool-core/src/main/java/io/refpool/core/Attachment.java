@@ -1,0 +1,43 @@
+package io.refpool.core;
+
+import java.util.function.Supplier;
+
+/**
+ * A scope during which the calling thread is attached to a pool's engine.
+ *
+ * <pre>{@code
+ * try (Attachment attached = pool.attach()) {           // applies pending releases if any
+ *     try (Handle<Session> session = pool.acquire("tenant-7")) {
+ *         session.get().refresh();
+ *         String report = attached.detached(() -> http.get(url));   // gate given up meanwhile
+ *         session.get().store(report);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>An attachment belongs to the thread that opened it and is reentrant: attaching again while
+ * attached only deepens a per-thread count (and checks for pending releases), and the gate is given
+ * up when the outermost attachment closes. Close attachments innermost first, on the thread that
+ * opened them, exactly once; anything else is an {@link IllegalStateException}.
+ */
+public interface Attachment extends AutoCloseable {
+    /**
+     * Gives the gate up around {@code work} (for blocking work that does not need the engine) and
+     * takes it back before returning, even if {@code work} throws. While {@code work} runs the thread
+     * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused.
+     *
+     * @param work what to run detached
+     * @param <T> its result type
+     * @return what {@code work} returned
+     * @throws IllegalStateException if called on another thread or on a closed attachment
+     */
+    <T> T detached(Supplier<T> work);
+
+    /**
+     * Ends this scope; the outermost one also checks for pending releases and gives the gate up.
+     *
+     * @throws IllegalStateException if called on another thread, twice, or out of nesting order
+     */
+    @Override
+    void close();
+}

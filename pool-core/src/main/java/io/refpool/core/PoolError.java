@@ -1,0 +1,77 @@
+package io.refpool.core;
+
+import java.util.Objects;
+
+/**
+ * Something that went wrong inside a pool without a caller to throw it to: a failing factory or
+ * disposer, a leaked handle, a handle closed twice, handles still open when the pool closed.
+ *
+ * <pre>{@code
+ * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))
+ *         .errorListener(error -> log.warn(error.message(), error.cause()))
+ *         .build();
+ * }</pre>
+ *
+ * <p>{@link #cause()} is the exception thrown, or, for handle reports, a throwable whose stack trace
+ * is the site that acquired (or first closed) the handle, when that site was recorded.
+ */
+public final class PoolError {
+    /** What went wrong. */
+    public enum Kind {
+        /** The factory threw or returned an unusable object; the caller got the exception too. */
+        FACTORY_FAILED,
+        /** The disposer threw; the object counts as disposed and the drain went on. */
+        DISPOSER_FAILED,
+        /** A handle became unreachable while open; its reference was released for it. */
+        HANDLE_LEAKED,
+        /** A handle was closed again; the second close did nothing. */
+        HANDLE_CLOSED_TWICE,
+        /** Handles were still open when the pool closed; their objects are disposed as they close. */
+        HANDLES_OPEN_AT_CLOSE
+    }
+
+    private final Kind kind;
+    private final Object key;
+    private final String message;
+    private final Throwable cause;
+
+    /**
+     * Creates a report.
+     *
+     * @param kind what went wrong
+     * @param key the key concerned, or {@code null}
+     * @param message a sentence for a log
+     * @param cause the exception or recorded site, or {@code null}
+     */
+    public PoolError(Kind kind, Object key, String message, Throwable cause) {
+        this.kind = Objects.requireNonNull(kind, "kind");
+        this.key = key;
+        this.message = Objects.requireNonNull(message, "message");
+        this.cause = cause;
+    }
+
+    /** {@return what went wrong} */
+    public Kind kind() {
+        return kind;
+    }
+
+    /** {@return the key concerned, or {@code null}} */
+    public Object key() {
+        return key;
+    }
+
+    /** {@return a sentence for a log} */
+    public String message() {
+        return message;
+    }
+
+    /** {@return the exception thrown or the recorded site, or {@code null}} */
+    public Throwable cause() {
+        return cause;
+    }
+
+    @Override
+    public String toString() {
+        return kind + ": " + message;
+    }
+}

@@ -1,0 +1,359 @@
+package io.refpool.core;
+
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.refpool.core.internal.CoreAccess;
+import io.refpool.core.internal.PoolConfig;
+import io.refpool.core.internal.PoolCore;
+import io.refpool.sync.CancellationToken;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A reference-counting pool of engine objects that are expensive or bound to the engine's thread
+ * discipline, shared through {@link Handle}s and released attached to the engine.
+ *
+ * <pre>{@code
+ * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))
+ *         .disposer(Session::close)                   // runs attached, exactly once per object
+ *         .attachMode(AttachMode.EXCLUSIVE)           // or SHARED
+ *         .maxObjects(64)                             // live + idle; acquireAsync waits beyond it
+ *         .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
+ *         .leakDetection(LeakDetection.SAMPLED)
+ *         .build();
+ *
+ * try (Attachment attached = pool.attach()) {         // applies pending releases if any
+ *     try (Handle<Session> session = pool.acquire("tenant-7")) {
+ *         Handle<Session> copy = session.share();     // +1, safe to hand to another thread
+ *         executor.execute(() -> {
+ *             try (copy) {                            // closed off-attachment: deferred
+ *                 copy.get().ping();
+ *             }
+ *         });
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p><b>Attaching.</b> Engine work happens attached: inside {@link #attach()} (one thread at a time
+ * in {@link AttachMode#EXCLUSIVE} mode, any number in {@link AttachMode#SHARED} mode, where
+ * {@link #exclusive()} stops the world). Attachments nest; a nested attach costs a thread-local
+ * lookup and one acquire load.
+ *
+ * <p><b>Releasing.</b> A handle closed on an attached thread decrements its object's count at once;
+ * closed on any other thread (a worker, a callback, the GC's cleaner) it enqueues a pending
+ * decrement, applied by the first attach that starts after the close returned, or by the pool's
+ * drainer if nobody attaches for the drain delay. At count zero the object idles in the cache (if
+ * configured) or is disposed, attached, exactly once.
+ *
+ * <p><b>Objects.</b> At most one object lives per key; concurrent acquirers of a key being created
+ * wait for that one creation. {@link Builder#maxObjects} bounds live plus idle objects.
+ */
+public final class RefPool<K, V> implements AutoCloseable {
+    static {
+        CoreAccess.install(new CoreAccess.PoolFactory() {
+            @Override
+            public <A, B> RefPool<A, B> newPool(PoolCore<A, B> core) {
+                return new RefPool<>(core);
+            }
+        });
+    }
+
+    private final PoolCore<K, V> core;
+
+    private RefPool(PoolCore<K, V> core) {
+        this.core = core;
+    }
+
+    /**
+     * Starts building a pool.
+     *
+     * @param factory creates the object of a key; runs attached, outside every internal lock
+     * @param <K> key type (with {@code equals}/{@code hashCode})
+     * @param <V> object type
+     * @return a builder
+     * @throws NullPointerException if {@code factory} is null
+     */
+    public static <K, V> Builder<K, V> builder(Function<? super K, ? extends V> factory) {
+        return new Builder<>(Objects.requireNonNull(factory, "factory"));
+    }
+
+    /**
+     * Attaches the calling thread, waiting in line for the gate if needed; nested calls only deepen
+     * the scope. Applies pending releases if any.
+     *
+     * @return the scope, to close on this thread
+     * @throws PoolClosedException if the pool is closed (or closes while waiting)
+     * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
+     *     interrupt status is kept)
+     */
+    public Attachment attach() {
+        return core.attach(CancellationToken.none());
+    }
+
+    /**
+     * Attaches the calling thread unless {@code token} is cancelled while it waits for the gate.
+     *
+     * @param token cancels the wait
+     * @return the scope, to close on this thread
+     * @throws PoolClosedException if the pool is closed (or closes while waiting)
+     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
+     *     interrupted while waiting
+     */
+    public Attachment attach(CancellationToken token) {
+        return core.attach(token);
+    }
+
+    /**
+     * Opens a stop-the-world section: waits until no other thread is attached and keeps them out
+     * until closed. The calling thread counts as attached inside. In {@link AttachMode#EXCLUSIVE}
+     * mode this is {@link #attach()}.
+     *
+     * @return the scope, to close on this thread
+     * @throws IllegalStateException if the thread is already attached shared (it would wait for
+     *     itself)
+     * @throws PoolClosedException if the pool is closed
+     */
+    public Attachment exclusive() {
+        return core.exclusive(CancellationToken.none());
+    }
+
+    /**
+     * Waits for the gate without parking a thread, then runs {@code fn} attached, on the thread that
+     * granted the gate (the caller's, if it was free), and detaches when {@code fn} returns or throws.
+     * Async code never holds an attachment across a suspension.
+     *
+     * @param token cancels the wait
+     * @param fn the attached work
+     * @param <T> its result type
+     * @return a stage completed with {@code fn}'s result, or failed with its exception, a
+     *     {@link java.util.concurrent.CancellationException}, or a {@link PoolClosedException}
+     */
+    public <T> CompletionStage<T> attachAsync(CancellationToken token, Function<? super Attachment, ? extends T> fn) {
+        return core.attachAsync(token, false, fn);
+    }
+
+    /** {@return whether the calling thread is attached to this pool} */
+    public boolean isAttached() {
+        return core.isAttached();
+    }
+
+    /**
+     * Opens a handle to the object of {@code key}: shares the live one, revives an idle one, or
+     * creates one (waiting for a creation already under way). Needs the calling thread attached.
+     *
+     * @param key the key
+     * @return a new handle
+     * @throws IllegalStateException if the calling thread is not attached
+     * @throws CapacityExhaustedException if a new object is needed while {@code maxObjects} exist
+     *     and none is idle
+     * @throws PoolClosedException if the pool is closed
+     * @throws RuntimeException what the factory threw
+     */
+    public Handle<V> acquire(K key) {
+        return core.acquire(key);
+    }
+
+    /**
+     * Opens a handle to the object of {@code key} from any thread, attaching as needed and waiting
+     * in line (FIFO, detached) for capacity.
+     *
+     * @param key the key
+     * @param token cancels the wait for the gate or for capacity
+     * @return a stage completed with the handle
+     * @throws PoolClosedException if the pool is closed
+     */
+    public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
+        return core.acquireAsync(key, token);
+    }
+
+    /** {@return a snapshot of the pool's counters} */
+    public PoolStats stats() {
+        return core.stats();
+    }
+
+    /** {@return this pool's attach mode} */
+    public AttachMode attachMode() {
+        return core.attachMode();
+    }
+
+    /** {@return whether {@link #close()} was called} */
+    public boolean isClosed() {
+        return core.isClosed();
+    }
+
+    /**
+     * Closes the pool: refuses new attaches and acquires, fails waiters, applies every pending
+     * release, disposes idle objects now and live ones as their last handles close, and reports
+     * handles still open to the error listener. Idempotent.
+     */
+    @Override
+    public void close() {
+        core.close();
+    }
+
+    /** The implementation, for tests in this package. */
+    PoolCore<K, V> core() {
+        return core;
+    }
+
+    @Override
+    public String toString() {
+        return "RefPool[" + core.attachMode() + (core.isClosed() ? ", closed" : "") + ", " + core.stats() + "]";
+    }
+
+    /**
+     * Configures a {@link RefPool}.
+     *
+     * <pre>{@code
+     * RefPool<Path, Script> scripts = RefPool.builder(compiler::compile)
+     *         .disposer(Script::release)
+     *         .idle(cache -> cache.maximumSize(100))
+     *         .build();
+     * }</pre>
+     *
+     * @param <K> key type
+     * @param <V> object type
+     */
+    public static final class Builder<K, V> {
+        private final PoolConfig<K, V> config;
+
+        private Builder(Function<? super K, ? extends V> factory) {
+            this.config = new PoolConfig<>(factory);
+        }
+
+        /**
+         * Sets what disposes an object; it runs attached, exactly once per object. Default: nothing.
+         *
+         * @param disposer the disposer
+         * @return this builder
+         */
+        public Builder<K, V> disposer(Consumer<? super V> disposer) {
+            config.disposer = Objects.requireNonNull(disposer, "disposer");
+            return this;
+        }
+
+        /**
+         * Sets the attach mode. Default: {@link AttachMode#EXCLUSIVE}.
+         *
+         * @param attachMode the mode
+         * @return this builder
+         */
+        public Builder<K, V> attachMode(AttachMode attachMode) {
+            config.attachMode = Objects.requireNonNull(attachMode, "attachMode");
+            return this;
+        }
+
+        /**
+         * Sets where the drainer runs; it attaches, so it may wait for the gate. Default: a shared
+         * set of daemon threads.
+         *
+         * @param executor the executor
+         * @return this builder
+         */
+        public Builder<K, V> executor(Executor executor) {
+            config.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * Sets how long releases may stay pending with nobody attaching before the drainer applies
+         * them. Default: 100 ms.
+         *
+         * @param drainDelay the delay, positive
+         * @return this builder
+         */
+        public Builder<K, V> drainDelay(Duration drainDelay) {
+            Objects.requireNonNull(drainDelay, "drainDelay");
+            if (drainDelay.isNegative() || drainDelay.isZero()) {
+                throw new IllegalArgumentException("drainDelay must be positive, was " + drainDelay);
+            }
+            long nanos;
+            try {
+                nanos = drainDelay.toNanos();
+            } catch (ArithmeticException tooLong) {
+                nanos = Long.MAX_VALUE;
+            }
+            config.drainDelayNanos = nanos;
+            return this;
+        }
+
+        /**
+         * Sets how many pending releases make the drainer run at once. Default: 1024.
+         *
+         * @param drainThreshold the threshold, at least 1
+         * @return this builder
+         */
+        public Builder<K, V> drainThreshold(int drainThreshold) {
+            if (drainThreshold < 1) {
+                throw new IllegalArgumentException("drainThreshold must be at least 1, was " + drainThreshold);
+            }
+            config.drainThreshold = drainThreshold;
+            return this;
+        }
+
+        /**
+         * Sets what receives factory and disposer failures, leaks and close reports. Default: a
+         * {@link System.Logger} named {@code io.refpool}, at {@code WARNING}.
+         *
+         * @param errorListener the listener
+         * @return this builder
+         */
+        public Builder<K, V> errorListener(ErrorListener errorListener) {
+            config.errorListener = Objects.requireNonNull(errorListener, "errorListener");
+            return this;
+        }
+
+        /**
+         * Bounds the objects that exist at once, live plus idle. Default: unbounded.
+         *
+         * @param maxObjects the bound, at least 1
+         * @return this builder
+         */
+        public Builder<K, V> maxObjects(int maxObjects) {
+            if (maxObjects < 1) {
+                throw new IllegalArgumentException("maxObjects must be at least 1, was " + maxObjects);
+            }
+            config.maxObjects = maxObjects;
+            return this;
+        }
+
+        /**
+         * Keeps objects whose count reached zero in a Caffeine cache, configured by
+         * {@code configurer} (size, weight, expiry; a scheduler is added so expiry happens without
+         * traffic, unless the configurer sets one). Evicted objects are disposed, attached. The
+         * configurer must not set an eviction listener. Default: no idle cache; objects are disposed
+         * at count zero.
+         *
+         * @param configurer configures the cache builder
+         * @return this builder
+         */
+        public Builder<K, V> idle(Consumer<? super Caffeine<Object, Object>> configurer) {
+            config.idle = Objects.requireNonNull(configurer, "configurer");
+            return this;
+        }
+
+        /**
+         * Sets leak detection. Default: {@link LeakDetection#OFF}.
+         *
+         * @param leakDetection the mode
+         * @return this builder
+         */
+        public Builder<K, V> leakDetection(LeakDetection leakDetection) {
+            config.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
+            return this;
+        }
+
+        /**
+         * Builds the pool.
+         *
+         * @return the pool
+         * @throws IllegalArgumentException if the idle configurer sets an eviction listener
+         */
+        public RefPool<K, V> build() {
+            return new RefPool<>(new PoolCore<>(config));
+        }
+    }
+}

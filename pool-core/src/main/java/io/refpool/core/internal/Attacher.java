@@ -1,0 +1,251 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
+import io.refpool.core.PoolClosedException;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Attach scopes: the gate, each thread's nesting depth, and the dirty-flag check on the way in and
+ * out.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <p>Each thread keeps one {@link AttachState} per pool in a thread-local. A nested attach only
+ * bumps the depth, reopens the reusable scope object of that level and checks the release queue's
+ * flag: with nothing pending that is one thread-local lookup, two plain writes to thread-confined
+ * memory and one acquire load, with no allocation and no write to shared memory. The outermost
+ * attach also passes the gate: the allocation-free {@code tryLock} pair when the gate is free,
+ * otherwise a parked, FIFO wait that the caller's token, an interrupt, or the pool's close cancels.
+ *
+ * <p>Every attach (nested or not) and every outermost detach applies pending releases if the flag
+ * is up. The depth is reset <em>before</em> the gate is released, so a waiter granted the gate by that
+ * release, whose continuation runs on this thread, finds the thread detached.
+ */
+final class Attacher<K, V> {
+    private final PoolCore<K, V> core;
+    private final Gate gate;
+    private final AttachMode mode;
+    private final ThreadLocal<AttachState> states =
+            ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
+
+    Attacher(PoolCore<K, V> core, AttachMode mode) {
+        this.core = core;
+        this.mode = mode;
+        this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
+    }
+
+    AttachState state() {
+        return states.get();
+    }
+
+    int gateQueueLength() {
+        return gate.queueLength();
+    }
+
+    /**
+     * Attaches the calling thread.
+     *
+     * @param exclusive whether to hold the gate exclusively ({@code pool.exclusive()})
+     * @param internal a drainer or the pool's close: allowed after close, not cancelled by it
+     */
+    Attachment attach(CancellationToken token, boolean exclusive, boolean internal) {
+        AttachState s = states.get();
+        int depth = s.depth;
+        if (depth > 0) {
+            if (exclusive && !s.exclusive && mode == AttachMode.SHARED) {
+                throw new IllegalStateException("exclusive() on a thread that is already attached shared would wait"
+                        + " for itself: call it before attaching, or from a detached() section");
+            }
+            AttachScope scope = s.open(depth + 1);
+            s.depth = depth + 1;
+            core.drainIfDirty(s);
+            return scope;
+        }
+        if (!internal) {
+            core.checkOpen("attach()");
+        }
+        enterGate(s, token, exclusive, internal);
+        s.attacher = this;
+        s.depth = 1;
+        AttachScope scope = s.open(1);
+        if (!internal && core.isClosed()) {
+            scope.open = false;
+            leaveGate(s);
+            throw new PoolClosedException("the pool closed while this thread waited to attach");
+        }
+        core.drainIfDirty(s);
+        return scope;
+    }
+
+    private void enterGate(AttachState s, CancellationToken token, boolean exclusive, boolean internal) {
+        if (gate.tryEnter(exclusive)) {
+            s.guard = null;
+            s.exclusive = exclusive;
+            return;
+        }
+        PoolEvents.AttachWait event = new PoolEvents.AttachWait();
+        event.begin();
+        boolean interrupted = false;
+        try {
+            if (internal) {
+                for (; ; ) {
+                    try {
+                        s.guard = gate.enterBlocking(exclusive, CancellationToken.none());
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true; // a drainer and close() finish their attach
+                    }
+                }
+            } else {
+                s.guard = waitForGate(exclusive, token);
+            }
+            s.exclusive = exclusive;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            event.exclusive = exclusive;
+            event.commit();
+        }
+    }
+
+    private Guard waitForGate(boolean exclusive, CancellationToken token) {
+        CancellationSource linked = null;
+        CancellationToken waitToken = core.closingToken();
+        if (token.canBeCancelled()) {
+            linked = CancellationSource.linkedTo(token, core.closingToken());
+            waitToken = linked.token();
+        }
+        try {
+            return gate.enterBlocking(exclusive, waitToken);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while waiting to attach; the interrupt status is kept");
+        } catch (CancellationException e) {
+            if (core.isClosed()) {
+                throw new PoolClosedException("the pool closed while this thread waited to attach");
+            }
+            throw e;
+        } finally {
+            if (linked != null) {
+                linked.close();
+            }
+        }
+    }
+
+    /** Applies pending releases if any, then gives the gate up; the depth is zero before the release. */
+    void detachOutermost(AttachState s) {
+        try {
+            core.drainIfDirty(s);
+        } finally {
+            s.depth = 0;
+            s.attacher = null;
+            leaveGate(s);
+        }
+    }
+
+    private void leaveGate(AttachState s) {
+        Guard guard = s.guard;
+        s.guard = null;
+        if (guard != null) {
+            guard.close();
+        } else {
+            gate.leave(s.exclusive);
+        }
+    }
+
+    /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
+    <T> T detached(AttachState s, Supplier<T> work) {
+        int depth = s.depth;
+        boolean exclusive = s.exclusive;
+        core.drainIfDirty(s);
+        s.depth = 0;
+        s.attacher = null;
+        leaveGate(s);
+        try {
+            return work.get();
+        } finally {
+            enterGate(s, CancellationToken.none(), exclusive, true);
+            s.attacher = this;
+            s.depth = depth;
+            core.drainIfDirty(s);
+        }
+    }
+
+    /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */
+    <T> CompletionStage<T> attachAsync(
+            CancellationToken token, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
+        if (core.isClosed()) {
+            return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+        }
+        if (token.isCancellationRequested()) {
+            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+        }
+        if (gate.tryEnter(exclusive)) {
+            try {
+                return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
+            } catch (Throwable t) {
+                return CompletableFuture.failedStage(t);
+            }
+        }
+        CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
+        return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
+            linked.close();
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+                if (core.isClosed()) {
+                    throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
+                }
+                throw new CompletionException(cause);
+            }
+            return runAttached(guard, exclusive, fn);
+        });
+    }
+
+    private <T> T runAttached(Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
+        AttachState s = states.get();
+        if (s.depth > 0) {
+            // granted on a thread that is attached already: run nested, then drop the extra hold
+            int level = s.depth + 1;
+            AttachScope scope = s.open(level);
+            s.depth = level;
+            try {
+                core.drainIfDirty(s);
+                return fn.apply(scope);
+            } finally {
+                if (scope.open) {
+                    scope.open = false;
+                    s.depth = level - 1;
+                }
+                if (guard != null) {
+                    guard.close();
+                } else {
+                    gate.leave(exclusive);
+                }
+            }
+        }
+        s.attacher = this;
+        s.depth = 1;
+        s.exclusive = exclusive;
+        s.guard = guard;
+        AttachScope scope = s.open(1);
+        try {
+            core.drainIfDirty(s);
+            return fn.apply(scope);
+        } finally {
+            if (scope.open) {
+                s.depth = 1; // scopes that fn left open inside end with it
+                scope.close();
+            }
+        }
+    }
+}

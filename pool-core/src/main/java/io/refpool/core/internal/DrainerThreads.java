@@ -1,0 +1,34 @@
+package io.refpool.core.internal;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The default executor of pool drainers: daemon threads created on demand and retired after a
+ * minute idle. A drainer attaches, which can wait for the gate, so it gets a thread of its own rather
+ * than a common-pool worker.
+ */
+final class DrainerThreads {
+    private static final Executor SHARED = create();
+
+    private DrainerThreads() {}
+
+    static Executor shared() {
+        return SHARED;
+    }
+
+    private static Executor create() {
+        AtomicInteger serial = new AtomicInteger();
+        ThreadPoolExecutor executor =
+                new ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "refpool-drainer-" + serial.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+}

@@ -1,0 +1,108 @@
+package io.refpool.core.internal;
+
+import io.refpool.sync.Guard;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * One pooled object and its reference count: the single owner of the refcount protocol.
+ *
+ * <h2>Count</h2>
+ *
+ * <pre>
+ *   count      to          by
+ *   n >= 1     n + 1       acquire or share of a live object (any thread; share never waits)
+ *   0          1           acquire reviving an idle object
+ *   n >= 1     n - 1       a handle's close applied attached (now, or from the deferred queue)
+ *   0          DISPOSED    the attached thread that disposes it (retire without idle cache,
+ *                          eviction, capacity, pool close); terminal
+ * </pre>
+ *
+ * <p>Reaching zero does not dispose by itself: the object then goes to the idle cache, or is
+ * disposed through {@link #tryDispose()}, whose CAS from exactly 0 fails if the object was revived
+ * in between. A deferred decrement is therefore a plain decrement of whatever the count is when it
+ * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
+ * retain of a disposed object fails and a release of one is reported, never applied.
+ */
+final class Entry<K, V> {
+    static final int DISPOSED = -1;
+
+    private static final VarHandle COUNT;
+
+    static {
+        try {
+            COUNT = MethodHandles.lookup().findVarHandle(Entry.class, "count", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final K key;
+    final V value;
+    /** The capacity permit this object holds from creation to disposal, or {@code null}. */
+    final Guard permit;
+
+    @SuppressWarnings("unused") // accessed through COUNT
+    private volatile int count;
+
+    Entry(K key, V value, Guard permit) {
+        this.key = key;
+        this.value = value;
+        this.permit = permit;
+        COUNT.setRelease(this, 1);
+    }
+
+    int count() {
+        return (int) COUNT.getAcquire(this);
+    }
+
+    /**
+     * Adds a reference unless the object is disposed.
+     *
+     * @return the count before (0 means this call revived an idle object), or {@link #DISPOSED}
+     */
+    int tryRetain() {
+        for (; ; ) {
+            int c = count();
+            if (c < 0) {
+                return DISPOSED;
+            }
+            if (c == Integer.MAX_VALUE) {
+                throw new IllegalStateException("too many open handles for key '" + key + "'");
+            }
+            if (COUNT.compareAndSet(this, c, c + 1)) {
+                return c;
+            }
+        }
+    }
+
+    /**
+     * Removes a reference.
+     *
+     * @return the count after
+     * @throws IllegalStateException if the count is not positive: a release nobody held
+     */
+    int release() {
+        for (; ; ) {
+            int c = count();
+            if (c <= 0) {
+                throw new IllegalStateException("release of key '" + key + "' with count " + c
+                        + (c == DISPOSED ? " (already disposed)" : "") + ": a reference was released twice");
+            }
+            if (COUNT.compareAndSet(this, c, c - 1)) {
+                return c - 1;
+            }
+        }
+    }
+
+    /** {@return whether this call moved the count from exactly 0 to {@code DISPOSED}} */
+    boolean tryDispose() {
+        return COUNT.compareAndSet(this, 0, DISPOSED);
+    }
+
+    @Override
+    public String toString() {
+        int c = count();
+        return "Entry[" + key + ", " + (c == DISPOSED ? "disposed" : "count=" + c) + "]";
+    }
+}

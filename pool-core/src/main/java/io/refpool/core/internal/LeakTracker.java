@@ -1,0 +1,126 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.LeakDetection;
+import io.refpool.core.PoolError;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.ref.Cleaner;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Leak detection: a tracked handle is registered with a {@link Cleaner}; if it becomes unreachable
+ * while open, the cleaning action releases its reference through the deferred queue (the cleaner
+ * thread is never attached) and reports the site that acquired it.
+ *
+ * <p>The action ({@link Tracked}) refers to the entry and the pool, never to the handle, or the
+ * handle could not become unreachable. A handle closed normally marks its action closed and cleans
+ * it, which unregisters it without a report.
+ */
+final class LeakTracker {
+    private static final Cleaner CLEANER = Cleaner.create(runnable -> {
+        Thread thread = new Thread(runnable, "refpool-leak-detector");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    private final PoolCore<?, ?> core;
+    private final LeakDetection mode;
+    private final int sampleInterval;
+    private final Set<Tracked> open = ConcurrentHashMap.newKeySet();
+
+    LeakTracker(PoolCore<?, ?> core, LeakDetection mode, int sampleInterval) {
+        this.core = core;
+        this.mode = mode;
+        this.sampleInterval = sampleInterval;
+    }
+
+    /** {@return the record of a new handle to {@code entry}, or {@code null} if it is not tracked} */
+    <K, V> Tracked track(Entry<K, V> entry) {
+        if (mode == LeakDetection.OFF
+                || (mode == LeakDetection.SAMPLED && ThreadLocalRandom.current().nextInt(sampleInterval) != 0)) {
+            return null;
+        }
+        return new Tracked(this, entry, new Throwable("the handle for key '" + entry.key + "' was acquired here"));
+    }
+
+    /** Registers the handle that owns {@code tracked}; called once the handle exists. */
+    void register(Object handle, Tracked tracked) {
+        open.add(tracked);
+        tracked.cleanable = CLEANER.register(handle, tracked);
+    }
+
+    /** Reports each tracked handle still open, with its acquisition site. */
+    void reportOpen() {
+        for (Tracked tracked : open) {
+            core.report(
+                    PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
+                    tracked.entry.key,
+                    "a handle for key '" + tracked.entry.key + "' was still open when the pool closed"
+                            + " (the cause shows where it was acquired)",
+                    tracked.site);
+        }
+    }
+
+    static String describe(Throwable site) {
+        StringWriter text = new StringWriter();
+        site.printStackTrace(new PrintWriter(text));
+        return text.toString();
+    }
+
+    /** The cleaning action and record of one tracked handle; it never refers to the handle. */
+    static final class Tracked implements Runnable {
+        private final LeakTracker tracker;
+        private final Entry<?, ?> entry;
+        private final Throwable site;
+        private volatile boolean closedNormally;
+        private volatile Throwable firstClose;
+        private Cleaner.Cleanable cleanable;
+
+        Tracked(LeakTracker tracker, Entry<?, ?> entry, Throwable site) {
+            this.tracker = tracker;
+            this.entry = entry;
+            this.site = site;
+        }
+
+        boolean paranoid() {
+            return tracker.mode == LeakDetection.PARANOID;
+        }
+
+        /** The handle was closed: unregister without reporting. */
+        void closed() {
+            if (paranoid()) {
+                firstClose = new Throwable("the handle for key '" + entry.key + "' was first closed here");
+            }
+            closedNormally = true;
+            tracker.open.remove(this);
+            cleanable.clean();
+        }
+
+        /** {@return the first close's site, with this second close attached as suppressed} */
+        Throwable closedAgain() {
+            Throwable first = firstClose;
+            if (first == null) {
+                return null;
+            }
+            Throwable report = new Throwable("the handle for key '" + entry.key + "' was closed again here");
+            report.initCause(first);
+            return report;
+        }
+
+        @Override
+        public void run() {
+            if (closedNormally) {
+                return;
+            }
+            tracker.open.remove(this);
+            leakedEntry(tracker.core, entry, site);
+        }
+
+        @SuppressWarnings("unchecked")
+        private static <K, V> void leakedEntry(PoolCore<K, V> core, Entry<?, ?> entry, Throwable site) {
+            core.leaked((Entry<K, V>) entry, site);
+        }
+    }
+}

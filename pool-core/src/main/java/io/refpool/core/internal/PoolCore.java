@@ -1,0 +1,757 @@
+package io.refpool.core.internal;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Scheduler;
+import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
+import io.refpool.core.CapacityExhaustedException;
+import io.refpool.core.ErrorListener;
+import io.refpool.core.EvictionCause;
+import io.refpool.core.Handle;
+import io.refpool.core.PoolClosedException;
+import io.refpool.core.PoolError;
+import io.refpool.core.PoolStats;
+import io.refpool.sync.AsyncSemaphore;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The pool: keyed objects with reference counts, the deferred-release queue, capacity, the idle
+ * cache, leak tracking and close. {@code RefPool} is its public face.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <p><b>Slots.</b> {@code slots} maps a key to its one {@link Entry} (live with count &ge; 1, or
+ * idle with count 0) or to a {@link Creation} while the factory runs. An entry stays in the map
+ * while idle; the Caffeine cache only holds idle values for its eviction policy. A key's slot goes
+ * away when its entry is disposed. The factory runs outside any lock and never inside a map
+ * {@code compute}: the creator publishes a {@code Creation} with {@code putIfAbsent}, and others
+ * acquiring the key wait for it (single flight).
+ *
+ * <p><b>Releases.</b> A handle closed on an attached thread decrements now; anywhere else it
+ * enqueues a pending decrement on the {@link ReleaseQueue}, which attaches apply. At count 0 an
+ * object goes to the idle cache, or is disposed. Disposal claims the entry with a CAS from exactly 0
+ * ({@link Entry#tryDispose()}), so an object revived in between is never disposed, and runs the user's
+ * disposer attached, outside every lock. Disposals on a thread run in one loop over a per-thread work
+ * list, so a disposer that closes handles to other objects extends the loop instead of recursing.
+ *
+ * <p><b>Idle cache.</b> Acquire revives an idle object (count 0 to 1) and removes it from the cache,
+ * which Caffeine reports as {@code EXPLICIT}: ignored. Only evictions count: the listener enqueues
+ * them on the release queue, and the attached apply disposes the object if it is still idle.
+ *
+ * <p><b>Capacity.</b> Each object holds one permit of the pool's {@link AsyncSemaphore} from creation
+ * to disposal. Creation without a permit evicts idle objects first; an attached {@code acquire} then
+ * fails fast, while {@code acquireAsync} waits in line, detached.
+ *
+ * <p><b>Drainer.</b> When releases stay pending with no attach for the drain delay, or pile up past
+ * the threshold, a task on the pool's executor attaches and applies them. After close, every pending
+ * release is drained at once.
+ */
+public final class PoolCore<K, V> {
+    static final ErrorListener LOGGING_LISTENER = new ErrorListener() {
+        private final System.Logger log = System.getLogger("io.refpool");
+
+        @Override
+        public void onError(PoolError error) {
+            log.log(System.Logger.Level.WARNING, error.message(), error.cause());
+        }
+    };
+
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int CLOSED = 2;
+
+    /** Returned by an attached acquire that needs a capacity permit it could not get. */
+    private static final Object NEEDS_CAPACITY = new Object();
+
+    private final Function<? super K, ? extends V> factory;
+    private final Consumer<? super V> disposer;
+    private final AttachMode attachMode;
+    private final Executor executor;
+    private final long drainDelayNanos;
+    private final int drainThreshold;
+    private final ErrorListener errors;
+    private final int maxObjects;
+    private final AsyncSemaphore capacity;
+    private final Cache<K, V> idle;
+    private final LeakTracker leaks;
+    final PoolCounters counters = new PoolCounters();
+
+    private final ConcurrentHashMap<K, Object> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Identity, Boolean> instances = new ConcurrentHashMap<>();
+    private final ReleaseQueue releases;
+    private final Attacher<K, V> attacher;
+    private final CancellationSource closing = new CancellationSource();
+    private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
+    private final AtomicBoolean delayedDrainScheduled = new AtomicBoolean();
+    private final AtomicBoolean urgentDrainScheduled = new AtomicBoolean();
+
+    public PoolCore(PoolConfig<K, V> config) {
+        this.factory = config.factory;
+        this.disposer = config.disposer;
+        this.attachMode = config.attachMode;
+        this.executor = config.executor;
+        this.drainDelayNanos = config.drainDelayNanos;
+        this.drainThreshold = config.drainThreshold;
+        this.errors = config.errorListener;
+        this.maxObjects = config.maxObjects;
+        this.capacity = config.maxObjects == Integer.MAX_VALUE ? null : new AsyncSemaphore(config.maxObjects);
+        this.idle = config.idle == null ? null : buildIdleCache(config.idle);
+        this.leaks = new LeakTracker(this, config.leakDetection, config.leakSampleInterval);
+        this.releases = config.releaseQueue.get();
+        this.attacher = new Attacher<>(this, config.attachMode);
+    }
+
+    private Cache<K, V> buildIdleCache(Consumer<? super Caffeine<Object, Object>> configurer) {
+        Caffeine<Object, Object> builder = Caffeine.newBuilder();
+        configurer.accept(builder);
+        try {
+            builder.scheduler(Scheduler.systemScheduler());
+        } catch (IllegalStateException alreadySet) {
+            // the configurer chose its own scheduler
+        }
+        try {
+            return builder.<K, V>evictionListener(this::onEvicted).build();
+        } catch (IllegalStateException alreadySet) {
+            throw new IllegalArgumentException(
+                    "idle(...) must not set an eviction listener: the pool disposes evicted objects itself",
+                    alreadySet);
+        }
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    public AttachMode attachMode() {
+        return attachMode;
+    }
+
+    public ReleaseQueue releaseQueue() {
+        return releases;
+    }
+
+    CancellationToken closingToken() {
+        return closing.token();
+    }
+
+    public boolean isClosed() {
+        return lifecycle.get() != OPEN;
+    }
+
+    void checkOpen(String operation) {
+        if (lifecycle.get() != OPEN) {
+            throw new PoolClosedException(operation + " on a closed pool");
+        }
+    }
+
+    public boolean isAttached() {
+        return attacher.state().depth > 0;
+    }
+
+    // ---------------------------------------------------------------- attach
+
+    public Attachment attach(CancellationToken token) {
+        Objects.requireNonNull(token, "token");
+        return attacher.attach(token, false, false);
+    }
+
+    public Attachment exclusive(CancellationToken token) {
+        Objects.requireNonNull(token, "token");
+        return attacher.attach(token, true, false);
+    }
+
+    public <T> CompletionStage<T> attachAsync(
+            CancellationToken token, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(fn, "fn");
+        return attacher.attachAsync(token, exclusive, fn);
+    }
+
+    /** The attach-side check: one acquire load when nothing is pending. */
+    void drainIfDirty(AttachState s) {
+        ArrayList<Object> batch = releases.takeIfDirty();
+        if (batch != null) {
+            applyBatch(batch, s);
+        }
+    }
+
+    private void applyBatch(ArrayList<Object> batch, AttachState s) {
+        PoolEvents.Drain event = new PoolEvents.Drain();
+        event.begin();
+        boolean outermost = !s.disposing;
+        s.disposing = true;
+        try {
+            for (Object item : batch) {
+                try {
+                    if (item instanceof Eviction) {
+                        Eviction<?, ?> eviction = (Eviction<?, ?>) item;
+                        if (claimForDisposal(cast(eviction.entry), s)) {
+                            counters.evicted(eviction.cause);
+                        }
+                    } else {
+                        decrementNow(cast(item), s);
+                    }
+                } catch (RuntimeException | Error e) {
+                    report(PoolError.Kind.DISPOSER_FAILED, null, "applying a deferred release failed", e);
+                }
+            }
+            if (outermost) {
+                runDisposals(s);
+            }
+        } finally {
+            if (outermost) {
+                s.disposing = false;
+            }
+            counters.drains.increment();
+            event.batchSize = batch.size();
+            event.commit();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private Entry<K, V> cast(Object item) {
+        return (Entry<K, V>) item;
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    public Handle<V> acquire(K key) {
+        Objects.requireNonNull(key, "key");
+        AttachState s = attacher.state();
+        if (s.depth == 0) {
+            throw new IllegalStateException("acquire('" + key + "') needs the calling thread attached to the pool:"
+                    + " use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
+        }
+        if (lifecycle.get() != OPEN) {
+            throw new PoolClosedException("acquire('" + key + "') on a closed pool");
+        }
+        for (; ; ) {
+            Object result = acquireAttached(key, s, null);
+            if (result instanceof Handle) {
+                @SuppressWarnings("unchecked")
+                Handle<V> handle = (Handle<V>) result;
+                return handle;
+            }
+            if (result == NEEDS_CAPACITY) {
+                throw new CapacityExhaustedException("acquire('" + key + "') needs a new object, but all "
+                        + maxObjects + " objects the pool may hold are in use and none is idle; an attached acquire"
+                        + " does not wait for capacity: use acquireAsync to wait in line");
+            }
+            awaitCreation(key, (Creation<?, ?>) result);
+        }
+    }
+
+    public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(token, "token");
+        if (lifecycle.get() != OPEN) {
+            throw new PoolClosedException("acquireAsync('" + key + "') on a closed pool");
+        }
+        Object slot = slots.get(key);
+        if (slot instanceof Entry) {
+            Entry<K, V> entry = cast(slot);
+            int before = entry.tryRetain();
+            if (before > 0) {
+                return CompletableFuture.completedStage(newHandle(entry));
+            }
+            if (before == 0) {
+                revived(entry);
+                return CompletableFuture.completedStage(newHandle(entry));
+            }
+        }
+        return acquireAsync(key, token, null);
+    }
+
+    private CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token, Guard permit) {
+        CompletionStage<Object> attempt =
+                attacher.attachAsync(token, false, attachment -> acquireAttached(key, attacher.state(), permit));
+        return attempt.thenCompose(result -> {
+            if (result instanceof Handle) {
+                @SuppressWarnings("unchecked")
+                Handle<V> handle = (Handle<V>) result;
+                return CompletableFuture.completedStage(handle);
+            }
+            if (result instanceof Creation) {
+                return ((Creation<?, ?>) result)
+                        .handle((entry, failure) -> null)
+                        .thenCompose(ignored -> acquireAsync(key, token, permit));
+            }
+            return waitForCapacity(key, token);
+        });
+    }
+
+    private CompletionStage<Handle<V>> waitForCapacity(K key, CancellationToken token) {
+        if (isClosed()) {
+            return CompletableFuture.failedStage(
+                    new PoolClosedException("acquireAsync('" + key + "') on a closed pool"));
+        }
+        CancellationSource linked = CancellationSource.linkedTo(token, closing.token());
+        return capacity.acquire(1, linked.token())
+                .handle((permit, failure) -> {
+                    linked.close();
+                    if (failure != null) {
+                        Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+                        if (isClosed() && cause instanceof CancellationException) {
+                            throw new CompletionException(new PoolClosedException(
+                                    "the pool closed while acquireAsync('" + key + "') waited for capacity"));
+                        }
+                        throw new CompletionException(cause);
+                    }
+                    return permit;
+                })
+                .thenCompose(permit -> acquireAsync(key, token, permit).whenComplete((handle, failure) -> {
+                    if (failure != null) {
+                        permit.close(); // the attempt ended without an object to hold it
+                    }
+                }));
+    }
+
+    /**
+     * One attached attempt: share or revive the key's object, or create it.
+     *
+     * @param permit a capacity permit already held for a creation, or {@code null}
+     * @return a handle, {@link #NEEDS_CAPACITY}, or the {@link Creation} to wait for
+     */
+    private Object acquireAttached(K key, AttachState s, Guard permit) {
+        for (; ; ) {
+            Object slot = slots.get(key);
+            if (slot == null) {
+                Creation<K, V> creation = new Creation<>(Thread.currentThread());
+                if (slots.putIfAbsent(key, creation) == null) {
+                    return create(key, creation, s, permit);
+                }
+                continue;
+            }
+            if (slot instanceof Entry) {
+                Entry<K, V> entry = cast(slot);
+                int before = entry.tryRetain();
+                if (before >= 0) {
+                    if (before == 0) {
+                        revived(entry);
+                    }
+                    if (permit != null) {
+                        permit.close(); // someone else created it meanwhile
+                    }
+                    return newHandle(entry);
+                }
+                slots.remove(key, entry); // disposed and on its way out
+                continue;
+            }
+            Creation<?, ?> creation = (Creation<?, ?>) slot;
+            if (creation.creator == Thread.currentThread()) {
+                throw new IllegalStateException(
+                        "the factory for key '" + key + "' acquired its own key: it would wait for itself");
+            }
+            return creation;
+        }
+    }
+
+    private void awaitCreation(K key, Creation<?, ?> creation) {
+        try {
+            creation.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IllegalStateException("creating the object for key '" + key + "' failed", cause);
+        }
+    }
+
+    private Object create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
+        Guard permit = heldPermit;
+        try {
+            if (permit == null && capacity != null) {
+                permit = takePermit(s);
+                if (permit == null) {
+                    slots.remove(key, creation);
+                    creation.complete(null); // nothing was made; waiters try again
+                    return NEEDS_CAPACITY;
+                }
+            }
+            V value = factory.apply(key);
+            if (value == null) {
+                throw new NullPointerException("the factory returned null for key '" + key + "'");
+            }
+            if (instances.putIfAbsent(new Identity(value), Boolean.TRUE) != null) {
+                throw new IllegalStateException("the factory returned, for key '" + key
+                        + "', an instance that is already pooled under another key: each key needs its own object");
+            }
+            Entry<K, V> entry = new Entry<>(key, value, permit);
+            slots.replace(key, creation, entry);
+            counters.creations.increment();
+            creation.complete(entry);
+            return newHandle(entry);
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) {
+                permit.close();
+            }
+            slots.remove(key, creation);
+            creation.completeExceptionally(failure);
+            report(PoolError.Kind.FACTORY_FAILED, key, "the factory failed for key '" + key + "'", failure);
+            throw failure;
+        }
+    }
+
+    /** A permit for a new object, evicting idle objects to free one; {@code null} if none can be had. */
+    private Guard takePermit(AttachState s) {
+        for (; ; ) {
+            Optional<Guard> permit = capacity.tryAcquire(1);
+            if (permit.isPresent()) {
+                return permit.get();
+            }
+            if (!evictOneIdle(s)) {
+                return null;
+            }
+        }
+    }
+
+    private boolean evictOneIdle(AttachState s) {
+        if (idle == null) {
+            return false;
+        }
+        for (Map.Entry<K, V> candidate : coldestIdle().entrySet()) {
+            if (idle.asMap().remove(candidate.getKey(), candidate.getValue())) {
+                Object slot = slots.get(candidate.getKey());
+                if (slot instanceof Entry) {
+                    Entry<K, V> entry = cast(slot);
+                    if (entry.value == candidate.getValue() && entry.tryDispose()) {
+                        counters.evicted(EvictionCause.CAPACITY);
+                        dispose(entry); // now: its permit is what this creation needs
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    private Map<K, V> coldestIdle() {
+        Policy<K, V> policy = idle.policy();
+        Optional<Policy.Eviction<K, V>> bySize = policy.eviction();
+        if (bySize.isPresent()) {
+            return bySize.get().coldest(4);
+        }
+        Optional<Policy.FixedExpiration<K, V>> byAccess = policy.expireAfterAccess();
+        if (byAccess.isPresent()) {
+            return byAccess.get().oldest(4);
+        }
+        return Map.copyOf(idle.asMap());
+    }
+
+    private void revived(Entry<K, V> entry) {
+        counters.idleHits.increment();
+        if (idle != null) {
+            idle.asMap().remove(entry.key, entry.value); // EXPLICIT: not disposed
+        }
+    }
+
+    Handle<V> newHandle(Entry<K, V> entry) {
+        LeakTracker.Tracked tracked = leaks.track(entry);
+        PooledHandle<K, V> handle = new PooledHandle<>(this, entry, tracked);
+        if (tracked != null) {
+            leaks.register(handle, tracked);
+        }
+        return handle;
+    }
+
+    // ---------------------------------------------------------------- release
+
+    /** A handle's close: now if attached, otherwise deferred. */
+    void release(Entry<K, V> entry) {
+        AttachState s = attacher.state();
+        if (s.depth > 0) {
+            decrementNow(entry, s);
+        } else {
+            enqueue(entry);
+        }
+    }
+
+    /** Defers a release to the next attach, or to the drainer. */
+    void enqueue(Object release) {
+        int pending = releases.enqueue(release);
+        if (pending >= drainThreshold || lifecycle.get() != OPEN) {
+            if (!urgentDrainScheduled.get() && urgentDrainScheduled.compareAndSet(false, true)) {
+                executor.execute(() -> drainFromExecutor(urgentDrainScheduled));
+            }
+        } else if (!delayedDrainScheduled.get() && delayedDrainScheduled.compareAndSet(false, true)) {
+            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, executor)
+                    .execute(() -> drainFromExecutor(delayedDrainScheduled));
+        }
+    }
+
+    private void drainFromExecutor(AtomicBoolean scheduled) {
+        scheduled.set(false); // an enqueue from now on schedules again
+        if (!releases.isDirty()) {
+            return;
+        }
+        try {
+            attacher.attach(CancellationToken.none(), false, true).close(); // attaching applies them
+        } catch (RuntimeException | Error e) {
+            report(PoolError.Kind.DISPOSER_FAILED, null, "the drainer failed to apply pending releases", e);
+        }
+    }
+
+    private void decrementNow(Entry<K, V> entry, AttachState s) {
+        if (entry.release() == 0) {
+            if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
+                idle.put(entry.key, entry.value);
+            } else { // no cache, closing, or someone waits for the permit this object holds
+                claimForDisposal(entry, s);
+            }
+        }
+    }
+
+    /**
+     * Claims an object at count 0 for disposal and disposes it in this thread's disposal loop.
+     *
+     * @return whether the claim succeeded (false if it was revived or is disposed already)
+     */
+    private boolean claimForDisposal(Entry<K, V> entry, AttachState s) {
+        if (!entry.tryDispose()) {
+            return false;
+        }
+        if (s.disposing) {
+            s.disposals.add(entry);
+            return true;
+        }
+        s.disposing = true;
+        try {
+            dispose(entry);
+            runDisposals(s);
+        } finally {
+            s.disposing = false;
+        }
+        return true;
+    }
+
+    private void runDisposals(AttachState s) {
+        Entry<?, ?> next;
+        while ((next = s.disposals.poll()) != null) {
+            dispose(cast(next));
+        }
+    }
+
+    /** Runs the disposer of a claimed entry; attached, outside every lock. */
+    private void dispose(Entry<K, V> entry) {
+        slots.remove(entry.key, entry);
+        instances.remove(new Identity(entry.value));
+        try {
+            disposer.accept(entry.value);
+        } catch (RuntimeException | Error e) {
+            report(PoolError.Kind.DISPOSER_FAILED, entry.key, "the disposer failed for key '" + entry.key + "'", e);
+        } finally {
+            if (entry.permit != null) {
+                entry.permit.close();
+            }
+            counters.disposals.increment();
+        }
+    }
+
+    private void onEvicted(K key, V value, RemovalCause cause) {
+        if (key == null || value == null) {
+            return;
+        }
+        Object slot = slots.get(key);
+        if (slot instanceof Entry) {
+            Entry<K, V> entry = cast(slot);
+            if (entry.value == value) {
+                enqueue(new Eviction<>(entry, evictionCause(cause)));
+            }
+        }
+    }
+
+    private static EvictionCause evictionCause(RemovalCause cause) {
+        switch (cause) {
+            case EXPIRED:
+                return EvictionCause.EXPIRED;
+            case COLLECTED:
+                return EvictionCause.COLLECTED;
+            default:
+                return EvictionCause.SIZE;
+        }
+    }
+
+    /** The leak detector found {@code entry}'s handle unreachable while open. */
+    void leaked(Entry<K, V> entry, Throwable site) {
+        counters.leaks.increment();
+        PoolEvents.Leak event = new PoolEvents.Leak();
+        event.key = String.valueOf(entry.key);
+        event.site = site == null ? null : LeakTracker.describe(site);
+        event.commit();
+        enqueue(entry);
+        report(
+                PoolError.Kind.HANDLE_LEAKED,
+                entry.key,
+                "a handle for key '" + entry.key + "' became unreachable without being closed; its reference was"
+                        + " released" + (site == null ? "" : " (the cause shows where it was acquired)"),
+                site);
+    }
+
+    void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
+        PoolError error = new PoolError(kind, key, message, cause);
+        try {
+            errors.onError(error);
+        } catch (RuntimeException | Error listenerFailure) {
+            LOGGING_LISTENER.onError(
+                    new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
+        }
+    }
+
+    // ---------------------------------------------------------------- close and stats
+
+    public void close() {
+        if (!lifecycle.compareAndSet(OPEN, CLOSING)) {
+            return;
+        }
+        try {
+            closing.cancel();
+        } catch (RuntimeException | Error e) {
+            report(PoolError.Kind.DISPOSER_FAILED, null, "failing the pool's waiters at close failed", e);
+        }
+        Attachment attached =
+                attacher.attach(CancellationToken.none(), attachMode == AttachMode.SHARED && !isAttached(), true);
+        try {
+            AttachState s = attacher.state();
+            if (idle != null) {
+                idle.invalidateAll();
+            }
+            s.disposing = true;
+            try {
+                for (Object slot : slots.values()) {
+                    if (slot instanceof Entry) {
+                        Entry<K, V> entry = cast(slot);
+                        if (entry.tryDispose()) {
+                            s.disposals.add(entry);
+                        }
+                    }
+                }
+                runDisposals(s);
+            } finally {
+                s.disposing = false;
+            }
+            reportOpenHandles();
+        } finally {
+            attached.close();
+            lifecycle.set(CLOSED);
+        }
+    }
+
+    private void reportOpenHandles() {
+        long open = 0;
+        StringBuilder keys = new StringBuilder();
+        int listed = 0;
+        for (Object slot : slots.values()) {
+            if (slot instanceof Entry) {
+                int count = ((Entry<?, ?>) slot).count();
+                if (count > 0) {
+                    open += count;
+                    if (listed++ < 10) {
+                        keys.append(listed == 1 ? "" : ", ")
+                                .append('\'')
+                                .append(((Entry<?, ?>) slot).key)
+                                .append("' (")
+                                .append(count)
+                                .append(')');
+                    }
+                }
+            }
+        }
+        if (open == 0) {
+            return;
+        }
+        report(
+                PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
+                null,
+                open + " handle(s) still open when the pool closed, on keys " + keys + (listed > 10 ? ", ..." : "")
+                        + "; their objects are disposed as they close",
+                null);
+        leaks.reportOpen();
+    }
+
+    public PoolStats stats() {
+        long live = 0;
+        long idleCount = 0;
+        for (Object slot : slots.values()) {
+            if (slot instanceof Entry) {
+                int count = ((Entry<?, ?>) slot).count();
+                if (count > 0) {
+                    live++;
+                } else if (count == 0) {
+                    idleCount++;
+                }
+            }
+        }
+        return new PoolStats(
+                live,
+                idleCount,
+                releases.size(),
+                counters.drains.sum(),
+                counters.creations.sum(),
+                counters.disposals.sum(),
+                counters.evictions(),
+                counters.idleHits.sum(),
+                capacity == null ? 0 : capacity.queueLength(),
+                counters.leaks.sum());
+    }
+
+    /** A key's slot while its object is being created; completes with the entry, or null if none was made. */
+    static final class Creation<K, V> extends CompletableFuture<Entry<K, V>> {
+        final Thread creator;
+
+        Creation(Thread creator) {
+            this.creator = creator;
+        }
+    }
+
+    /** A deferred disposal of an idle object Caffeine evicted. */
+    static final class Eviction<K, V> {
+        final Entry<K, V> entry;
+        final EvictionCause cause;
+
+        Eviction(Entry<K, V> entry, EvictionCause cause) {
+            this.entry = entry;
+            this.cause = cause;
+        }
+    }
+
+    /** Identity of a pooled instance, so one instance cannot be pooled under two keys. */
+    private static final class Identity {
+        private final Object value;
+
+        Identity(Object value) {
+            this.value = value;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Identity && ((Identity) other).value == value;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(value);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.refpool.core.internal;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+
+/** The pool's JFR events: drains, waits for the attach gate, leaked handles. */
+final class PoolEvents {
+    private PoolEvents() {}
+
+    @Name("io.refpool.Drain")
+    @Label("Deferred Release Drain")
+    @Category("refpool")
+    @Description("An attached thread applied a batch of releases that had been deferred")
+    static final class Drain extends Event {
+        @Label("Batch Size")
+        int batchSize;
+    }
+
+    @Name("io.refpool.AttachWait")
+    @Label("Attach Wait")
+    @Category("refpool")
+    @Description("A thread waited in line for the attach gate")
+    static final class AttachWait extends Event {
+        @Label("Exclusive")
+        boolean exclusive;
+    }
+
+    @Name("io.refpool.Leak")
+    @Label("Leaked Handle")
+    @Category("refpool")
+    @Description("A handle became unreachable while open and was released by the leak detector")
+    static final class Leak extends Event {
+        @Label("Key")
+        String key;
+
+        @Label("Acquisition Site")
+        String site;
+    }
+}

@@ -1,0 +1,154 @@
+package io.refpool.sync;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** When {@code cancelAfter} cancels, and how closing or cancelling stops its timer. */
+class CancellationTimerTest {
+    private static final Duration LONG = Duration.ofHours(1);
+
+    @Test
+    void cancelAfterCancelsOnTheTimerThread() {
+        CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        source.token().register(() -> ranOn.set(Thread.currentThread()));
+
+        source.cancelAfter(Duration.ofMillis(20));
+
+        await().atMost(10, SECONDS).until(source::isCancellationRequested);
+        await().atMost(10, SECONDS).until(() -> ranOn.get() != null);
+        assertNotSame(Thread.currentThread(), ranOn.get());
+    }
+
+    @Test
+    void cancelAfterZeroCancelsNowOnThisThread() {
+        CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        source.token().register(() -> ranOn.set(Thread.currentThread()));
+
+        source.cancelAfter(Duration.ZERO);
+
+        assertTrue(source.isCancellationRequested());
+        assertSame(Thread.currentThread(), ranOn.get());
+    }
+
+    @Test
+    void closeBeforeTheTimerFiresRemovesTheTimer() {
+        CancellationSource source = new CancellationSource();
+        source.cancelAfter(LONG);
+        ScheduledFuture<?> timer = source.pendingTimer();
+        assertNotNull(timer);
+        assertTrue(CancellationTimers.isQueued(timer));
+
+        source.close();
+
+        assertTrue(timer.isCancelled());
+        assertFalse(CancellationTimers.isQueued(timer), "a closed source's timer must leave the scheduler");
+        assertNull(source.pendingTimer());
+        assertFalse(source.isCancellationRequested());
+    }
+
+    @Test
+    void laterCancelAfterReplacesTheEarlierTimer() {
+        CancellationSource source = new CancellationSource();
+        source.cancelAfter(LONG);
+        ScheduledFuture<?> first = source.pendingTimer();
+
+        source.cancelAfter(LONG.multipliedBy(2));
+        ScheduledFuture<?> second = source.pendingTimer();
+
+        assertTrue(first.isCancelled());
+        assertFalse(CancellationTimers.isQueued(first));
+        assertTrue(CancellationTimers.isQueued(second));
+        source.close();
+        assertFalse(CancellationTimers.isQueued(second));
+    }
+
+    @Test
+    void shorterLaterDelayWins() {
+        CancellationSource source = new CancellationSource();
+        source.cancelAfter(LONG);
+
+        source.cancelAfter(Duration.ofMillis(20));
+
+        await().atMost(10, SECONDS).until(source::isCancellationRequested);
+    }
+
+    @Test
+    void cancelRemovesThePendingTimer() {
+        CancellationSource source = new CancellationSource();
+        source.cancelAfter(LONG);
+        ScheduledFuture<?> timer = source.pendingTimer();
+
+        source.cancel();
+
+        assertTrue(timer.isCancelled());
+        assertFalse(CancellationTimers.isQueued(timer));
+        assertNull(source.pendingTimer());
+    }
+
+    @Test
+    void cancelAfterOnACancelledSourceSchedulesNothing() {
+        CancellationSource source = new CancellationSource();
+        source.cancel();
+
+        source.cancelAfter(LONG);
+
+        assertNull(source.pendingTimer());
+    }
+
+    @Test
+    void cancelAfterOnAClosedSourceThrowsAndSchedulesNothing() {
+        CancellationSource source = new CancellationSource();
+        source.close();
+
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> source.cancelAfter(LONG));
+        assertThrows(IllegalStateException.class, () -> source.cancelAfter(Duration.ZERO));
+
+        assertTrue(thrown.getMessage().contains("closed"), thrown.getMessage());
+        assertNull(source.pendingTimer());
+        assertFalse(source.isCancellationRequested());
+    }
+
+    @Test
+    void delayTooLongForNanosecondsIsAccepted() {
+        CancellationSource source = new CancellationSource();
+
+        source.cancelAfter(Duration.ofSeconds(Long.MAX_VALUE));
+
+        assertTrue(CancellationTimers.isQueued(source.pendingTimer()));
+        source.close();
+    }
+
+    @Test
+    void callbackFailureOnTheTimerThreadGoesToTheUncaughtExceptionHandler() {
+        CancellationSource source = new CancellationSource();
+        IllegalStateException thrown = new IllegalStateException("from a timed cancel");
+        source.token().register(() -> {
+            throw thrown;
+        });
+        AtomicReference<Throwable> reported = new AtomicReference<>();
+        Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((thread, failure) -> reported.set(failure));
+        try {
+            source.cancelAfter(Duration.ofMillis(1));
+
+            await().dontCatchUncaughtExceptions().atMost(10, SECONDS).until(() -> reported.get() != null);
+            assertSame(thrown, reported.get());
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(previous);
+        }
+    }
+}
