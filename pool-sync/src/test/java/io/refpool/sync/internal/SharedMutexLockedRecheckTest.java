@@ -34,6 +34,19 @@ class SharedMutexLockedRecheckTest {
             onNextEligibilityCheck = task;
         }
 
+        /** A reader's fast path: one CAS while nobody is queued and the policy admits a reader. */
+        boolean tryLockShared() {
+            for (; ; ) {
+                long s = state();
+                if ((s & QUEUED) != 0 || !policy.isEligible(s, SharedSync.READ)) {
+                    return false;
+                }
+                if (casState(s, policy.assigned(s, SharedSync.READ))) {
+                    return true;
+                }
+            }
+        }
+
         int readers() {
             return (int) (state() & SharedSync.READERS);
         }
@@ -86,13 +99,13 @@ class SharedMutexLockedRecheckTest {
     @Test
     void readerWhoseLockedRecheckCasLosesToAnotherReaderRetriesAndAcquires() {
         SharedPolicyQueue queue = new SharedPolicyQueue();
-        assertTrue(queue.tryAcquire(SharedSync.READ), "reader B holds");
+        assertTrue(queue.tryLockShared(), "reader B holds");
 
         // reader A's fast path has failed (as when a writer held a moment ago); in its locked
         // recheck, reader C acquires from another thread after A read the state and before A's CAS
-        queue.armEligibilityCheck(() -> CompletableFuture.runAsync(
-                        () -> assertTrue(queue.tryAcquire(SharedSync.READ), "reader C acquires"))
-                .join());
+        queue.armEligibilityCheck(
+                () -> CompletableFuture.runAsync(() -> assertTrue(queue.tryLockShared(), "reader C acquires"))
+                        .join());
         CompletionStage<Guard> a = queue.acquireAsync(SharedSync.READ, CancellationToken.none());
 
         assertTrue(a.toCompletableFuture().isDone(), "reader A must acquire, not queue behind readers");
@@ -112,7 +125,7 @@ class SharedMutexLockedRecheckTest {
 
         // the lock is free when writer W reads the state; a reader takes it before W's CAS
         queue.armEligibilityCheck(
-                () -> CompletableFuture.runAsync(() -> assertTrue(queue.tryAcquire(SharedSync.READ), "reader acquires"))
+                () -> CompletableFuture.runAsync(() -> assertTrue(queue.tryLockShared(), "reader acquires"))
                         .join());
         CompletionStage<Guard> w = queue.acquireAsync(SharedSync.WRITE, CancellationToken.none());
 
