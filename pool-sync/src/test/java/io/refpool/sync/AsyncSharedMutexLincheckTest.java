@@ -212,8 +212,8 @@ public class AsyncSharedMutexLincheckTest {
                 .actorsPerThread(3)
                 .actorsBefore(2)
                 .actorsAfter(2)
-                .iterations(5)
-                .invocationsPerIteration(300)
+                .iterations(4)
+                .invocationsPerIteration(250)
                 .check(getClass());
     }
 
