@@ -380,6 +380,111 @@ class AsyncSharedMutexCancellationTest {
     }
 
     @Test
+    void tokenCancelledWaitingWriterReadmitsTheReadersQueuedBehindIt() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        CancellationSource source = new CancellationSource();
+        CompletionStage<Guard> writer = lock.acquire(source.token());
+        CompletionStage<Guard> reader = lock.acquireShared();
+
+        assertTrue(source.cancel());
+
+        CancellationException failed =
+                assertThrows(CancellationException.class, () -> future(writer).join());
+        assertTrue(String.valueOf(failed.getMessage()).contains("AsyncSharedMutex"), failed.toString());
+        assertTrue(granted(reader), "the reader held back only by the cancelled writer enters");
+        assertEquals(2, lock.readers());
+        assertEquals(0, lock.queueLength());
+        guardOf(reader).close();
+        lock.unlockShared();
+        assertFree(lock);
+    }
+
+    @Test
+    void tokenCancelledBlockingReaderThrowsCancellationAndLeavesTheQueueAsBefore() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CompletionStage<Guard> writerBehind = lock.acquire();
+        CancellationSource source = new CancellationSource();
+        TestThread reader = TestThread.start(
+                "reader",
+                () -> assertThrows(CancellationException.class, () -> lock.acquireSharedBlocking(source.token())
+                        .close()));
+        awaitQueueLength(lock, 2);
+
+        assertTrue(source.cancel());
+        reader.finish();
+
+        assertEquals(1, lock.queueLength());
+        lock.unlock();
+        assertTrue(granted(writerBehind));
+        guardOf(writerBehind).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void alreadyCancelledTokenFailsTheAcquireWithoutTouchingTheLock() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        CancellationSource source = new CancellationSource();
+        source.cancel();
+
+        assertTrue(future(lock.acquireShared(source.token())).isCompletedExceptionally());
+        assertTrue(future(lock.acquire(source.token())).isCompletedExceptionally());
+        assertThrows(CancellationException.class, () -> lock.acquireSharedBlocking(source.token()));
+        assertThrows(CancellationException.class, () -> lock.acquireBlocking(source.token()));
+        assertFree(lock);
+
+        assertTrue(lock.tryLockShared());
+        long before = SharedMutexTesting.state(lock);
+        assertTrue(future(lock.acquire(source.token())).isCompletedExceptionally());
+        assertTrue(future(lock.acquireShared(source.token())).isCompletedExceptionally());
+        assertEquals(before, SharedMutexTesting.state(lock));
+        lock.unlockShared();
+        assertFree(lock);
+    }
+
+    @Test
+    void tokenCancelOfAReaderAfterAReleasePoppedItPassesItsShareOn() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CancellationSource source = new CancellationSource();
+        CompletionStage<Guard> reader = lock.acquireShared(source.token());
+        CompletionStage<Guard> writerBehind = lock.acquire();
+
+        TestThread releaser = new TestThread("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        lock.queue().setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival();
+        assertTrue(source.cancel());
+        hooks.proceed();
+        releaser.finish();
+        lock.queue().setHooks(null);
+
+        assertTrue(future(reader).isCompletedExceptionally());
+        assertTrue(granted(writerBehind));
+        assertEquals(0, lock.readers());
+        guardOf(writerBehind).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void tokenCancelledAfterTheGrantLeavesTheOwnerHolding() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CancellationSource source = new CancellationSource();
+        CompletionStage<Guard> reader = lock.acquireShared(source.token());
+        lock.unlock();
+        assertTrue(granted(reader));
+
+        source.cancel();
+
+        assertEquals(1, lock.readers(), "a token cancelled after the grant does not take the lock back");
+        guardOf(reader).close();
+        assertFree(lock);
+    }
+
+    @Test
     void cancelledFutureReportsCancellationToItsDependents() {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLock());

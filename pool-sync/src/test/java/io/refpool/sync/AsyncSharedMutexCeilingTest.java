@@ -61,12 +61,13 @@ class AsyncSharedMutexCeilingTest {
     void acquireThatOnlyTheCeilingHoldsBackIsRefusedNamingTheCeiling() throws Exception {
         AsyncSharedMutex lock = lockAtTheCeiling();
         long before = state(lock);
+        CancellationSource source = new CancellationSource();
 
         List<Executable> waitingAcquires = List.of(
                 lock::acquireShared,
-                () -> lock.acquireShared(CancellationToken.none()),
+                () -> lock.acquireShared(source.token()),
                 lock::acquireSharedBlocking,
-                () -> lock.acquireSharedBlocking(CancellationToken.none()),
+                () -> lock.acquireSharedBlocking(source.token()),
                 () -> lock.tryAcquireShared(Duration.ofSeconds(30)));
         for (Executable acquire : waitingAcquires) {
             IllegalStateException e = assertThrows(IllegalStateException.class, acquire);
@@ -77,6 +78,8 @@ class AsyncSharedMutexCeilingTest {
             assertEquals(0, lock.queueLength());
         }
         assertTrue(lock.tryAcquireShared(Duration.ZERO).isEmpty(), "a zero timeout does not wait, so is not refused");
+        source.cancel(); // no refused acquire is left listening to the token
+        assertEquals(before, state(lock));
 
         releaseReaders(lock, CEILING);
         assertFree(lock);

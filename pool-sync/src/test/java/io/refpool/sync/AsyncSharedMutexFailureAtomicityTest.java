@@ -32,25 +32,28 @@ class AsyncSharedMutexFailureAtomicityTest {
         }
     }
 
-    private static List<Executable> contendedReaderAcquires(AsyncSharedMutex lock) {
+    /** A live token: its registration must not outlive a failed acquire either. */
+    private final CancellationSource source = new CancellationSource();
+
+    private List<Executable> contendedReaderAcquires(AsyncSharedMutex lock) {
         return List.of(
                 lock::acquireShared,
-                () -> lock.acquireShared(CancellationToken.none()),
+                () -> lock.acquireShared(source.token()),
                 lock::acquireSharedBlocking,
-                () -> lock.acquireSharedBlocking(CancellationToken.none()),
+                () -> lock.acquireSharedBlocking(source.token()),
                 () -> lock.tryAcquireShared(Duration.ofSeconds(30)));
     }
 
-    private static List<Executable> contendedWriterAcquires(AsyncSharedMutex lock) {
+    private List<Executable> contendedWriterAcquires(AsyncSharedMutex lock) {
         return List.of(
                 lock::acquire,
-                () -> lock.acquire(CancellationToken.none()),
+                () -> lock.acquire(source.token()),
                 lock::acquireBlocking,
-                () -> lock.acquireBlocking(CancellationToken.none()),
+                () -> lock.acquireBlocking(source.token()),
                 () -> lock.tryAcquire(Duration.ofSeconds(30)));
     }
 
-    private static void assertEveryAcquireFailsAndChangesNothing(AsyncSharedMutex lock, List<Executable> acquires) {
+    private void assertEveryAcquireFailsAndChangesNothing(AsyncSharedMutex lock, List<Executable> acquires) {
         SimulatedAllocationFailure failure = new SimulatedAllocationFailure();
         long stateBefore = state(lock);
         int queuedBefore = lock.queueLength();
@@ -64,6 +67,9 @@ class AsyncSharedMutexFailureAtomicityTest {
         } finally {
             lock.queue().setHooks(null);
         }
+        source.cancel(); // nothing of the failed acquires may react
+        assertEquals(stateBefore, state(lock), "state word after the token was cancelled");
+        assertEquals(queuedBefore, lock.queueLength(), "queue after the token was cancelled");
     }
 
     @Test

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -75,6 +76,14 @@ class AsyncSharedMutexGrantCancelRaceTest {
             return this == READER ? lock.acquireShared() : lock.acquire();
         }
 
+        CompletionStage<Guard> acquire(AsyncSharedMutex lock, CancellationToken token) {
+            return this == READER ? lock.acquireShared(token) : lock.acquire(token);
+        }
+
+        Guard acquireBlocking(AsyncSharedMutex lock, CancellationToken token) throws InterruptedException {
+            return this == READER ? lock.acquireSharedBlocking(token) : lock.acquireBlocking(token);
+        }
+
         CompletionStage<Guard> acquireSuccessor(AsyncSharedMutex lock) {
             return this == READER ? lock.acquire() : lock.acquireShared();
         }
@@ -84,7 +93,14 @@ class AsyncSharedMutexGrantCancelRaceTest {
     enum AsyncCancel {
         FUTURE_CANCEL,
         FUTURE_COMPLETE_EXCEPTIONALLY,
-        FUTURE_COMPLETE
+        FUTURE_COMPLETE,
+        TOKEN
+    }
+
+    /** How a blocked acquire is given up on. */
+    enum BlockingCancel {
+        INTERRUPT,
+        TOKEN
     }
 
     @ParameterizedTest(name = "{0} waiter")
@@ -105,6 +121,12 @@ class AsyncSharedMutexGrantCancelRaceTest {
         raceAsync(role, AsyncCancel.FUTURE_COMPLETE);
     }
 
+    @ParameterizedTest(name = "{0} waiter")
+    @EnumSource(Role.class)
+    void tokenCancelRacingTheGrantNeverLosesTheLock(Role role) throws Exception {
+        raceAsync(role, AsyncCancel.TOKEN);
+    }
+
     private static void raceAsync(Role role, AsyncCancel how) throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         long seed = new SplittableRandom().nextLong();
@@ -116,7 +138,9 @@ class AsyncSharedMutexGrantCancelRaceTest {
             int releaseSpins = random.nextInt(JITTER_SPINS);
             int cancelSpins = balance.cancelDelay(random);
             role.hold(lock);
-            CompletionStage<Guard> x = role.acquire(lock);
+            CancellationSource source = new CancellationSource();
+            CompletionStage<Guard> x =
+                    how == AsyncCancel.TOKEN ? role.acquire(lock, source.token()) : role.acquire(lock);
             CompletionStage<Guard> successor = role.acquireSuccessor(lock);
             assertFalse(granted(x), where);
 
@@ -137,8 +161,11 @@ class AsyncSharedMutexGrantCancelRaceTest {
                                 return f.cancel(true);
                             case FUTURE_COMPLETE_EXCEPTIONALLY:
                                 return f.completeExceptionally(new IllegalStateException("caller gave up"));
-                            default:
+                            case FUTURE_COMPLETE:
                                 return f.complete(null);
+                            default:
+                                source.cancel(); // a cancel that wins settles the future before returning
+                                return f.isCompletedExceptionally();
                         }
                     },
                     racers);
@@ -166,21 +193,32 @@ class AsyncSharedMutexGrantCancelRaceTest {
     @ParameterizedTest(name = "{0} waiter")
     @EnumSource(Role.class)
     void interruptRacingTheGrantNeverLosesTheLock(Role role) throws Exception {
+        raceBlocking(role, BlockingCancel.INTERRUPT);
+    }
+
+    @ParameterizedTest(name = "{0} waiter")
+    @EnumSource(Role.class)
+    void tokenCancelRacingTheGrantOfABlockedWaiterNeverLosesTheLock(Role role) throws Exception {
+        raceBlocking(role, BlockingCancel.TOKEN);
+    }
+
+    private static void raceBlocking(Role role, BlockingCancel how) throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         long seed = new SplittableRandom().nextLong();
         SplittableRandom random = new SplittableRandom(seed);
         RaceBalance balance = new RaceBalance();
         for (int round = 0; round < ROUNDS; round++) {
             SpinBarrier start = new SpinBarrier();
-            String where = role + " waiter, interrupt, seed " + seed + ", round " + round;
+            String where = role + " waiter, " + how + ", seed " + seed + ", round " + round;
             int releaseSpins = random.nextInt(JITTER_SPINS);
             int cancelSpins = balance.cancelDelay(random);
             role.hold(lock);
             CompletableFuture<Guard> outcome = new CompletableFuture<>();
+            CancellationSource source = new CancellationSource();
             Thread x = new Thread(() -> {
                 try {
-                    outcome.complete(role == Role.READER ? lock.acquireSharedBlocking() : lock.acquireBlocking());
-                } catch (InterruptedException e) {
+                    outcome.complete(role.acquireBlocking(lock, source.token()));
+                } catch (InterruptedException | CancellationException e) {
                     outcome.complete(null);
                 } catch (Throwable t) {
                     outcome.completeExceptionally(t);
@@ -202,7 +240,11 @@ class AsyncSharedMutexGrantCancelRaceTest {
                     () -> {
                         await(start);
                         spin(cancelSpins);
-                        x.interrupt();
+                        if (how == BlockingCancel.INTERRUPT) {
+                            x.interrupt();
+                        } else {
+                            source.cancel();
+                        }
                     },
                     racers);
             release.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
@@ -211,7 +253,7 @@ class AsyncSharedMutexGrantCancelRaceTest {
 
             balance.record(g == null);
             if (g == null) {
-                assertTrue(granted(successor), where + ": the interrupted waiter's share went on");
+                assertTrue(granted(successor), where + ": the cancelled waiter's share went on");
             } else {
                 assertFalse(granted(successor), where);
                 g.close();
