@@ -58,9 +58,6 @@ final class CancellationNode implements Registration {
     /** The registration returned when no node is needed: by {@code none()} and inline callbacks. */
     static final Registration NO_OP = new NoOpRegistration();
 
-    /** Spins before a waiter parks; a callback is usually short. */
-    private static final int SPINS_BEFORE_PARK = 64;
-
     private static final Waiter RELEASED = new Waiter(null, null);
 
     private static final ThreadLocal<int[]> DISPATCH_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
@@ -130,10 +127,6 @@ final class CancellationNode implements Registration {
 
     boolean isUnregistered() {
         return (int) PHASE.getAcquire(this) == UNREGISTERED;
-    }
-
-    boolean isRegistered() {
-        return (int) PHASE.getAcquire(this) == REGISTERED;
     }
 
     CancellationNode next() {
@@ -213,12 +206,6 @@ final class CancellationNode implements Registration {
     }
 
     private void awaitCompletion() {
-        for (int spins = 0; spins < SPINS_BEFORE_PARK; spins++) {
-            if ((Waiter) WAITERS.getAcquire(this) == RELEASED) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
         Thread self = Thread.currentThread();
         Waiter top = (Waiter) WAITERS.getAcquire(this);
         Waiter pushed = null;

@@ -65,8 +65,10 @@ public final class CancellationSource implements AutoCloseable {
      * by about half the peak of live registrations, and the sweep's cost, which is the list's
      * length, is paid for by the unregistrations and pushes since the last one.
      *
-     * The sweeper. At most one thread sweeps at a time (the sweeping flag). It is the only thread
-     * that writes next fields of published nodes, and it only points a node past a run of
+     * The sweeper. At most one thread sweeps at a time (the sweeping flag). It moves head past a
+     * leading run of UNREGISTERED nodes with one CAS (if a push won, it sweeps from the new head
+     * instead, leaving only that head itself for later), then walks the list. It is the only
+     * thread that writes next fields of published nodes, and it only points a node past a run of
      * UNREGISTERED nodes, which are terminal. Removed nodes keep their own next, so a reader that
      * holds a removed node (a pushing thread, the dispatcher walking a list it took) still reaches
      * every later node. Pushes only add on top; cancel() only swaps head. A stale read of next or
@@ -343,10 +345,14 @@ public final class CancellationSource implements AutoCloseable {
                 return;
             }
             CancellationNode first = CancellationNode.firstLinked(top);
-            if (first != top && !HEAD.compareAndSet(this, top, first)) {
-                // A push linked its node below this run already, or cancel() took the list.
-                if (HEAD.getAcquire(this) == CANCELLED) {
+            if (first != top) {
+                CancellationNode witness = (CancellationNode) HEAD.compareAndExchange(this, top, first);
+                if (witness == CANCELLED) {
                     return;
+                }
+                if (witness != top) {
+                    // Pushes came in; the newest node may still sit on the run: sweep below it.
+                    first = witness;
                 }
             }
             int live = 0;
@@ -364,7 +370,7 @@ public final class CancellationSource implements AutoCloseable {
         }
     }
 
-    /** {@return the registrations that may still run: linked and not unregistered} */
+    /** {@return the registrations that may still run: linked and not unregistered}; for tests */
     int registrationCount() {
         int count = 0;
         for (CancellationNode node = linkedTop(); node != null; node = node.next()) {
@@ -375,7 +381,7 @@ public final class CancellationSource implements AutoCloseable {
         return count;
     }
 
-    /** {@return the nodes still linked, unregistered ones included} */
+    /** {@return the nodes still linked, unregistered ones included}; for tests */
     int linkedNodeCount() {
         int count = 0;
         for (CancellationNode node = linkedTop(); node != null; node = node.next()) {
@@ -384,7 +390,7 @@ public final class CancellationSource implements AutoCloseable {
         return count;
     }
 
-    /** {@return the pending timer, or null} */
+    /** {@return the pending timer, or null}; for tests */
     ScheduledFuture<?> pendingTimer() {
         Object current = TIMER.getAcquire(this);
         return current instanceof ScheduledFuture ? (ScheduledFuture<?>) current : null;

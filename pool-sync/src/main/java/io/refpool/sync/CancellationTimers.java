@@ -20,7 +20,7 @@ final class CancellationTimers {
         return Scheduler.EXECUTOR.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
     }
 
-    /** {@return whether the timer is still waiting in the scheduler's queue} */
+    /** {@return whether the timer is still waiting in the scheduler's queue}; for tests */
     static boolean isQueued(Future<?> timer) {
         return Scheduler.EXECUTOR.getQueue().contains(timer);
     }

@@ -19,6 +19,21 @@ import org.junit.jupiter.api.Test;
 class CancellationCleanupTest {
 
     @Test
+    void registerAfterAnUnregisterUnlinksTheUnregisteredTop() {
+        CancellationSource source = new CancellationSource();
+        Registration longLived = source.token().register(() -> {});
+
+        for (int i = 0; i < 1_000; i++) {
+            Registration shortLived = source.token().register(() -> {});
+            assertTrue(shortLived.unregister());
+            assertTrue(source.linkedNodeCount() <= 2, "step " + i + ": " + source.linkedNodeCount() + " linked");
+        }
+
+        assertEquals(1, source.registrationCount());
+        assertTrue(longLived.unregister());
+    }
+
+    @Test
     void unregisteredNodesLeaveTheListWhateverTheOrder() {
         CancellationSource source = new CancellationSource();
         Random random = new Random(42);

@@ -11,36 +11,87 @@ import java.util.ArrayDeque;
  * trampoline breaks the chain: the outermost settle on a thread drains a per-thread FIFO, and any
  * settle requested while the thread is already draining is appended to that FIFO instead of being
  * run in place. Order is preserved (FIFO) and each waiter is settled exactly once by the thread
- * that scheduled it.
+ * that scheduled it. The waiters one release serves are settled as one batch, in queue order, so
+ * that no continuation of the first runs before the others are settled.
+ *
+ * <p>A thread inside a continuation that is about to park in a blocking acquire first runs the
+ * settles it deferred ({@link #runDeferredBeforeParking}); otherwise a continuation that releases a
+ * lock and then waits for it would wait forever for waiters whose continuations are queued behind
+ * its own.
  */
 final class Trampoline {
-    private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
+    /** This thread's trampoline, created by its first settle; threads that only park have none. */
+    private static final ThreadLocal<Trampoline> CURRENT = new ThreadLocal<>();
 
     private final ArrayDeque<Waiter> pending = new ArrayDeque<>();
     private boolean draining;
 
     private Trampoline() {}
 
+    private static Trampoline current() {
+        Trampoline trampoline = CURRENT.get();
+        if (trampoline == null) {
+            trampoline = new Trampoline();
+            CURRENT.set(trampoline);
+        }
+        return trampoline;
+    }
+
+    /**
+     * Runs now the settles this thread deferred, if it is inside a continuation: called by a thread
+     * about to park. A continuation that releases a lock and then waits for it must not park while
+     * the waiters its release granted sit in its own queue, unsettled: they would never release.
+     */
+    static void runDeferredBeforeParking() {
+        Trampoline trampoline = CURRENT.get();
+        if (trampoline == null || !trampoline.draining) {
+            return; // not inside a continuation: nothing can be deferred
+        }
+        for (Waiter w = trampoline.pending.pollFirst(); w != null; w = trampoline.pending.pollFirst()) {
+            w.settleFuture(); // still draining: what these continuations settle is queued behind
+        }
+    }
+
     /** Settles {@code waiter}'s future now, or after the settles already running on this thread. */
     static void settle(Waiter waiter) {
-        Trampoline trampoline = CURRENT.get();
+        Trampoline trampoline = current();
         if (trampoline.draining) {
             trampoline.pending.addLast(waiter);
             return;
         }
-        trampoline.draining = true;
+        trampoline.drain(waiter);
+    }
+
+    /**
+     * Settles a batch of waiters chained through {@link Waiter#next}, in chain order and before
+     * any settle that their continuations request; the links are cleared.
+     */
+    static void settleInOrder(Waiter first) {
+        Trampoline trampoline = current();
+        for (Waiter w = first; w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            trampoline.pending.addLast(w);
+            w = next;
+        }
+        if (!trampoline.draining) {
+            trampoline.drain(trampoline.pending.pollFirst());
+        }
+    }
+
+    private void drain(Waiter first) {
+        draining = true;
         try {
-            Waiter next = waiter;
+            Waiter next = first;
             do {
                 next.settleFuture();
-                next = trampoline.pending.pollFirst();
+                next = pending.pollFirst();
             } while (next != null);
         } finally {
-            trampoline.draining = false;
-            if (!trampoline.pending.isEmpty()) {
+            draining = false;
+            if (!pending.isEmpty()) {
                 // a continuation threw out of settleFuture (an Error); settle the rest, never lose one
-                Waiter rest = trampoline.pending.pollFirst();
-                settle(rest);
+                drain(pending.pollFirst());
             }
         }
     }

@@ -63,7 +63,7 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
     /** Written before publication, read by whoever decides the waiter (ordered by the queue lock). */
     Registration registration;
 
-    // guarded by the queue lock
+    // guarded by the queue lock while linked; once popped, owned by the granting thread
     Waiter prev;
     Waiter next;
     boolean linked;
@@ -113,14 +113,19 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
         }
     }
 
-    /** After a successful {@link #tryGrant}: wake the parked thread or settle the future. */
-    void signalGranted() {
+    /**
+     * After a successful {@link #tryGrant}: drops the token registration and wakes the parked thread
+     * of a blocking acquire.
+     *
+     * @return true if this is an async acquire, whose future the caller must still settle
+     */
+    boolean signalGrantedUnlessAsync() {
         unregister();
         if (thread != null) {
             LockSupport.unpark(thread);
-        } else {
-            Trampoline.settle(this);
+            return false;
         }
+        return true;
     }
 
     /** Called by the trampoline: completes the future according to the decided phase. */

@@ -54,7 +54,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Outside the lock.</b> No future is completed and no user code runs under the queue lock.
  * Blocking waiters are unparked; async waiters are settled through a per-thread {@link Trampoline},
- * so a chain of continuations that release and re-acquire runs in a loop, not a recursion.
+ * so a chain of continuations that release and re-acquire runs in a loop, not a recursion. A
+ * continuation that parks in a blocking acquire first runs the settles its thread deferred, since
+ * the waiters they grant may be the ones holding what it waits for.
  */
 public abstract class WaiterQueue {
     /** Set exactly while at least one waiter is linked. */
@@ -169,6 +171,9 @@ public abstract class WaiterQueue {
     public final Guard acquireBlocking(int arg, CancellationToken token, long timeoutNanos)
             throws InterruptedException {
         hook(Point.AFTER_FAST_PATH_FAILED);
+        // inside a continuation, the waiters this thread's own releases granted are settled first:
+        // they may be what holds the lock; the locked recheck then sees what they released
+        Trampoline.runDeferredBeforeParking();
         Waiter waiter = newWaiter(arg, Thread.currentThread());
         registerCancellation(waiter, token);
         Publication outcome = publishOrAbandon(waiter);
@@ -186,11 +191,14 @@ public abstract class WaiterQueue {
                 return waiter;
             }
             if (phase == Waiter.CANCELLED) {
+                // only the token cancels a blocking wait from outside (timeout and interrupt are this
+                // thread's own, and return above); a spurious wake-up can read the phase before the
+                // canceller has written the cause, so the cause is not relied on
                 Throwable cause = waiter.cancelCause();
                 if (cause instanceof CancellationException) {
                     throw (CancellationException) cause;
                 }
-                throw new IllegalStateException("wait cancelled", cause);
+                throw new CancellationException("cancelled while waiting for " + describe());
             }
             if (timeoutNanos >= 0) {
                 long remaining = deadline - System.nanoTime();
@@ -348,8 +356,14 @@ public abstract class WaiterQueue {
      * Grants each popped waiter outside the queue lock. A waiter whose cancellation won after it
      * was popped gets its share released again, here or by its canceller, whichever takes the queue
      * lock first; the release may pop more waiters, and they join the walk.
+     *
+     * <p>Every popped waiter is decided before any future is settled: settling runs the caller's
+     * continuations, and a continuation must not run while waiters served before it, by the same
+     * release, are still undecided (they would complete after waiters queued behind them).
      */
     private void grant(Waiter chain) {
+        Waiter settleFirst = null;
+        Waiter settleLast = null;
         Waiter w = chain;
         while (w != null) {
             Waiter next = w.next;
@@ -357,7 +371,15 @@ public abstract class WaiterQueue {
             w.prev = null;
             hook(Point.BETWEEN_POP_AND_COMPLETION);
             if (w.tryGrant()) {
-                w.signalGranted();
+                if (w.signalGrantedUnlessAsync()) {
+                    // an async waiter: settled below, in order, once every popped waiter is decided
+                    if (settleLast == null) {
+                        settleFirst = w;
+                    } else {
+                        settleLast.next = w;
+                    }
+                    settleLast = w;
+                }
             } else {
                 Waiter more;
                 queueLock.lock();
@@ -376,6 +398,9 @@ public abstract class WaiterQueue {
                 }
             }
             w = next;
+        }
+        if (settleFirst != null) {
+            Trampoline.settleInOrder(settleFirst);
         }
     }
 
@@ -451,10 +476,17 @@ public abstract class WaiterQueue {
         return new ReadyGuard(this, arg);
     }
 
-    /** {@return a completed stage failed with a cancellation naming this lock} */
+    /**
+     * {@return a stage already cancelled, with a cancellation naming this lock}: it reads exactly
+     * like a wait the token cancelled ({@code isCancelled()}, and {@code join()} throws the
+     * {@link CancellationException} itself), which {@link CompletableFuture#failedStage} would not:
+     * its {@code toCompletableFuture()} wraps the cause in a {@code CompletionException}.
+     */
     public final CompletionStage<Guard> cancelledStage() {
-        return CompletableFuture.failedStage(
+        CompletableFuture<Guard> cancelled = new CompletableFuture<>();
+        cancelled.completeExceptionally(
                 new CancellationException("the token was already cancelled when acquiring " + describe()));
+        return cancelled;
     }
 
     /** Throws the cancellation a blocking acquire on an already-cancelled token reports. */

@@ -1,0 +1,290 @@
+package io.refpool.bench;
+
+import com.ibm.asyncutil.locks.AsyncLock;
+import com.ibm.asyncutil.locks.FairAsyncLock;
+import io.refpool.sync.AsyncMutex;
+import io.refpool.sync.Guard;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Group;
+import org.openjdk.jmh.annotations.GroupThreads;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * {@link AsyncMutex} against the JDK's locks and asyncutil's {@code FairAsyncLock}.
+ *
+ * <pre>{@code
+ * java -cp pool-bench/target/pool-bench.jar org.openjdk.jmh.Main MutexBenchmark -prof gc
+ * }</pre>
+ *
+ * <ul>
+ *   <li>{@code tryLockUnlock}: the uncontended try-lock and unlock pair, one thread (ns/op).
+ *   <li>{@code blockingAcquireRelease}: an uncontended acquire that may park, then release; refpool's
+ *       {@code acquireBlocking().close()} (ns/op).
+ *   <li>{@code asyncAcquireRelease}: an uncontended async acquire whose continuation releases;
+ *       refpool's {@code acquire().thenAccept(Guard::close)}, asyncutil's {@code acquireLock()} and
+ *       {@code releaseLock()}; the blocking peers lock and unlock, their nearest equivalent (ns/op).
+ *   <li>{@code handoff}: two threads, each acquiring, doing a little work and releasing in a loop,
+ *       so that the lock passes between them; time per acquire-release cycle of each thread (ns/op).
+ *       The fair locks hand over on every release once the other thread waits; the unfair
+ *       {@code ReentrantLock} lets the releasing thread barge back in, which the row shows.
+ *   <li>{@code contended}: every thread acquires, works a little, releases; throughput (ops/us),
+ *       {@link Scales run once per thread count}.
+ * </ul>
+ *
+ * <p>Implementations ({@code impl}): {@code refpool}; {@code reentrant-lock} and
+ * {@code fair-reentrant-lock}, {@link ReentrantLock} unfair and fair; {@code fair-semaphore}, a
+ * {@code Semaphore(1, true)}; {@code asyncutil}, {@link FairAsyncLock}, whose blocking rows join its
+ * future. Each fork runs one implementation, so the calls below stay monomorphic.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class MutexBenchmark {
+    /** Work done while holding the lock in the multi-threaded rows, in {@link Blackhole#consumeCPU} tokens. */
+    static final int WORK = 20;
+
+    /** One mutual-exclusion lock, reduced to the operations the rows measure. */
+    interface Lock {
+        boolean tryLock();
+
+        void unlock();
+
+        /** Acquires, parking if needed, and releases. */
+        void blockingAcquireRelease() throws InterruptedException;
+
+        /** Acquires asynchronously and releases from the continuation. */
+        void asyncAcquireRelease();
+
+        /** Acquires, parking if needed, runs {@code work}, releases. */
+        void withLock(Runnable work) throws InterruptedException;
+    }
+
+    static final class Refpool implements Lock {
+        private final AsyncMutex mutex = new AsyncMutex();
+
+        @Override
+        public boolean tryLock() {
+            return mutex.tryLock();
+        }
+
+        @Override
+        public void unlock() {
+            mutex.unlock();
+        }
+
+        @Override
+        public void blockingAcquireRelease() throws InterruptedException {
+            mutex.acquireBlocking().close();
+        }
+
+        @Override
+        public void asyncAcquireRelease() {
+            mutex.acquire().thenAccept(Guard::close);
+        }
+
+        @Override
+        public void withLock(Runnable work) throws InterruptedException {
+            Guard guard = mutex.acquireBlocking();
+            try {
+                work.run();
+            } finally {
+                guard.close();
+            }
+        }
+    }
+
+    static final class JdkLock implements Lock {
+        private final ReentrantLock lock;
+
+        JdkLock(boolean fair) {
+            this.lock = new ReentrantLock(fair);
+        }
+
+        @Override
+        public boolean tryLock() {
+            return lock.tryLock();
+        }
+
+        @Override
+        public void unlock() {
+            lock.unlock();
+        }
+
+        @Override
+        public void blockingAcquireRelease() {
+            lock.lock();
+            lock.unlock();
+        }
+
+        @Override
+        public void asyncAcquireRelease() {
+            blockingAcquireRelease();
+        }
+
+        @Override
+        public void withLock(Runnable work) {
+            lock.lock();
+            try {
+                work.run();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    static final class FairSemaphore implements Lock {
+        private final Semaphore semaphore = new Semaphore(1, true);
+
+        @Override
+        public boolean tryLock() {
+            return semaphore.tryAcquire();
+        }
+
+        @Override
+        public void unlock() {
+            semaphore.release();
+        }
+
+        @Override
+        public void blockingAcquireRelease() throws InterruptedException {
+            semaphore.acquire();
+            semaphore.release();
+        }
+
+        @Override
+        public void asyncAcquireRelease() {
+            semaphore.acquireUninterruptibly();
+            semaphore.release();
+        }
+
+        @Override
+        public void withLock(Runnable work) throws InterruptedException {
+            semaphore.acquire();
+            try {
+                work.run();
+            } finally {
+                semaphore.release();
+            }
+        }
+    }
+
+    static final class AsyncUtil implements Lock {
+        private final FairAsyncLock lock = new FairAsyncLock();
+        private AsyncLock.LockToken held;
+
+        @Override
+        public boolean tryLock() {
+            Optional<AsyncLock.LockToken> token = lock.tryLock();
+            held = token.orElse(null);
+            return token.isPresent();
+        }
+
+        @Override
+        public void unlock() {
+            held.releaseLock();
+        }
+
+        @Override
+        public void blockingAcquireRelease() {
+            lock.acquireLock().toCompletableFuture().join().releaseLock();
+        }
+
+        @Override
+        public void asyncAcquireRelease() {
+            lock.acquireLock().thenAccept(AsyncLock.LockToken::releaseLock);
+        }
+
+        @Override
+        public void withLock(Runnable work) {
+            AsyncLock.LockToken token = lock.acquireLock().toCompletableFuture().join();
+            try {
+                work.run();
+            } finally {
+                token.releaseLock();
+            }
+        }
+    }
+
+    /** The lock under test, shared by every thread of a run. */
+    @State(Scope.Benchmark)
+    public static class Subject {
+        @Param({"refpool", "reentrant-lock", "fair-reentrant-lock", "fair-semaphore", "asyncutil"})
+        public String impl;
+
+        Lock lock;
+
+        @Setup
+        public void create() {
+            lock = create(impl);
+        }
+
+        static Lock create(String impl) {
+            switch (impl) {
+                case "refpool":
+                    return new Refpool();
+                case "reentrant-lock":
+                    return new JdkLock(false);
+                case "fair-reentrant-lock":
+                    return new JdkLock(true);
+                case "fair-semaphore":
+                    return new FairSemaphore();
+                case "asyncutil":
+                    return new AsyncUtil();
+                default:
+                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            }
+        }
+    }
+
+    private static final Runnable LITTLE_WORK = () -> Blackhole.consumeCPU(WORK);
+
+    @Benchmark
+    public void tryLockUnlock(Subject subject) {
+        Lock lock = subject.lock;
+        if (!lock.tryLock()) {
+            throw new IllegalStateException("uncontended tryLock failed");
+        }
+        lock.unlock();
+    }
+
+    @Benchmark
+    public void blockingAcquireRelease(Subject subject) throws InterruptedException {
+        subject.lock.blockingAcquireRelease();
+    }
+
+    @Benchmark
+    public void asyncAcquireRelease(Subject subject) {
+        subject.lock.asyncAcquireRelease();
+    }
+
+    @Benchmark
+    @Group("handoff")
+    @GroupThreads(2)
+    public void handoff(Subject subject) throws InterruptedException {
+        subject.lock.withLock(LITTLE_WORK);
+    }
+
+    @Benchmark
+    @Scales
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void contended(Subject subject) throws InterruptedException {
+        subject.lock.withLock(LITTLE_WORK);
+    }
+}

@@ -1,0 +1,121 @@
+package io.refpool.sync;
+
+import static io.refpool.sync.SyncTesting.assertPermits;
+import static io.refpool.sync.SyncTesting.granted;
+import static io.refpool.sync.SyncTesting.waiting;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/** Bad input to {@link AsyncSemaphore} gets a clear exception at the call and changes no state. */
+class AsyncSemaphoreBadInputTest {
+    private static void assertRejected(Class<? extends Throwable> type, String mustContain, Executable call) {
+        Throwable e = assertThrows(type, call);
+        assertTrue(e.getMessage() != null && e.getMessage().contains(mustContain), () -> e.getMessage());
+    }
+
+    @Test
+    void constructorRejectsCountsOutOfRange() {
+        assertRejected(IllegalArgumentException.class, "maxPermits", () -> new AsyncSemaphore(0));
+        assertRejected(IllegalArgumentException.class, "maxPermits", () -> new AsyncSemaphore(0, -3));
+        assertRejected(IllegalArgumentException.class, "initialPermits", () -> new AsyncSemaphore(-1, 3));
+        assertRejected(IllegalArgumentException.class, "initialPermits", () -> new AsyncSemaphore(4, 3));
+    }
+
+    @Test
+    void zeroOrNegativePermitsAreRejectedByEveryMethod() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(3);
+        for (int bad : List.of(0, -1, Integer.MIN_VALUE)) {
+            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.acquire(bad));
+            assertRejected(
+                    IllegalArgumentException.class, "permits", () -> semaphore.acquire(bad, CancellationToken.none()));
+            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.acquireBlocking(bad));
+            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.tryAcquire(bad));
+            assertRejected(
+                    IllegalArgumentException.class, "permits", () -> semaphore.tryAcquire(bad, Duration.ofSeconds(1)));
+            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.tryAcquirePermits(bad));
+            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.release(bad));
+        }
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void permitsAboveTheMaximumAreRejectedAsNeverServable() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(3);
+        assertTrue(semaphore.tryAcquirePermits(3));
+
+        assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.acquire(4));
+        assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.acquireBlocking(4));
+        assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.tryAcquirePermits(4));
+        assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.release(Integer.MAX_VALUE));
+
+        assertEquals(0, semaphore.queueLength(), "a request that could never be served is not queued");
+        semaphore.release(3);
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void releaseBeyondTheMaximumIsRejectedAndChangesNothing() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(2, 3);
+
+        assertRejected(IllegalStateException.class, "exceed its maximum of 3", () -> semaphore.release(2));
+
+        assertPermits(semaphore, 2);
+        semaphore.release(1);
+        assertPermits(semaphore, 3);
+        assertRejected(IllegalStateException.class, "with 3 available", () -> semaphore.release(1));
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void releaseBeyondTheMaximumWhileRequestsWaitIsRejectedAndServesNobody() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
+        CompletableFuture<Guard> queued = waiting(semaphore.acquire(3));
+
+        assertRejected(IllegalStateException.class, "maximum of 3", () -> semaphore.release(3));
+
+        assertEquals(1, semaphore.availablePermits());
+        assertEquals(1, semaphore.queueLength());
+        semaphore.release(2);
+        granted(queued).close();
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void nullTokenAndBadTimeoutsAreRejectedNamingTheArgument() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1);
+
+        assertEquals(
+                "token",
+                assertThrows(NullPointerException.class, () -> semaphore.acquire(1, null))
+                        .getMessage());
+        assertEquals(
+                "token",
+                assertThrows(NullPointerException.class, () -> semaphore.acquireBlocking(1, null))
+                        .getMessage());
+        assertEquals(
+                "timeout",
+                assertThrows(NullPointerException.class, () -> semaphore.tryAcquire(1, null))
+                        .getMessage());
+        assertRejected(IllegalArgumentException.class, "timeout", () -> semaphore.tryAcquire(1, Duration.ofNanos(-1)));
+
+        assertPermits(semaphore, 1);
+    }
+
+    @Test
+    void closingAGuardTwiceReturnsItsPermitsOnce() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(2);
+        Guard guard = semaphore.acquireBlocking(2);
+
+        guard.close();
+        guard.close();
+
+        assertPermits(semaphore, 2);
+    }
+}

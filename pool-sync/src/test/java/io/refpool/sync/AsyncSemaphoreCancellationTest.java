@@ -1,0 +1,152 @@
+package io.refpool.sync;
+
+import static io.refpool.sync.SyncTesting.assertPermits;
+import static io.refpool.sync.SyncTesting.awaitQueued;
+import static io.refpool.sync.SyncTesting.fork;
+import static io.refpool.sync.SyncTesting.granted;
+import static io.refpool.sync.SyncTesting.waiting;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.sync.internal.QueueHooks.Point;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A cancelled request on {@link AsyncSemaphore} owns nothing and costs no permit: the permits go to
+ * the next requests in order, or back to the semaphore, and {@code availablePermits} stays exact.
+ */
+class AsyncSemaphoreCancellationTest {
+    private static final int ROUNDS = 1_000;
+
+    @Test
+    void cancelThenReleaseLosesNoPermitAndGrantsTheNextRequest() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(3);
+        assertTrue(semaphore.tryAcquirePermits(3));
+        CompletableFuture<Guard> cancelled = waiting(semaphore.acquire(2));
+        CompletableFuture<Guard> next = waiting(semaphore.acquire(2));
+
+        assertTrue(cancelled.cancel(true));
+        semaphore.release(3);
+
+        Guard guard = granted(next);
+        assertEquals(1, semaphore.availablePermits(), "three released, two granted to the next request");
+        guard.close();
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void cancellingTheLargeHeadAdmitsTheSmallerRequestsBehindItAtOnce() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(2, 4);
+        CompletableFuture<Guard> large = waiting(semaphore.acquire(4));
+        CompletableFuture<Guard> small1 = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> small2 = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> small3 = waiting(semaphore.acquire(1));
+
+        assertTrue(large.cancel(true)); // no release happens: the cancel itself reassigns
+
+        Guard g1 = granted(small1);
+        Guard g2 = granted(small2);
+        assertFalse(small3.isDone(), "two permits, two small requests");
+        assertEquals(0, semaphore.availablePermits());
+        g1.close();
+        granted(small3).close();
+        g2.close();
+        assertPermits(semaphore, 2); // created with two of four
+    }
+
+    @Test
+    void cancelWinsOverAPoppedGrantAndItsPermitsGoToTheNextRequests() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(0, 3);
+        CompletableFuture<Guard> popped = waiting(semaphore.acquire(3));
+        CompletableFuture<Guard> next1 = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> next2 = waiting(semaphore.acquire(2));
+        PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
+        semaphore.queue().setHooks(paused);
+        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+            semaphore.release(3);
+            return null;
+        });
+        paused.awaitArrival(); // the head is popped with all three permits
+
+        assertEquals(0, semaphore.availablePermits());
+        assertTrue(popped.cancel(true));
+        paused.proceed();
+        releaser.join();
+
+        Guard g1 = granted(next1);
+        Guard g2 = granted(next2);
+        assertEquals(0, semaphore.availablePermits());
+        g1.close();
+        g2.close();
+        semaphore.queue().setHooks(null);
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void interruptedBlockingRequestLeavesTheQueueAndOwnsNoPermit() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1, 2);
+        SyncTesting.Forked<Guard> blocked = fork("blocked", () -> semaphore.acquireBlocking(2));
+        awaitQueued(semaphore, 1);
+
+        blocked.thread.interrupt();
+
+        assertInstanceOf(InterruptedException.class, blocked.joinFailure());
+        semaphore.release(1);
+        assertPermits(semaphore, 2);
+    }
+
+    @Test
+    void timedOutRequestLeavesTheQueueAndTheNextOneIsServed() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
+        SyncTesting.Forked<Optional<Guard>> timed = fork("timed", () -> semaphore.tryAcquire(3, Duration.ofMillis(30)));
+        awaitQueued(semaphore, 1);
+        CompletableFuture<Guard> behind = waiting(semaphore.acquire(1));
+
+        assertEquals(Optional.empty(), timed.join());
+
+        granted(behind).close(); // the timed-out head no longer holds it back
+        assertPermits(semaphore, 1);
+        semaphore.release(2);
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
+    void cancelRacingTheReleaseLosesNoPermit() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(2);
+        int owned = 0;
+        try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
+            for (int round = 0; round < ROUNDS; round++) {
+                assertTrue(semaphore.tryAcquirePermits(2));
+                CompletableFuture<Guard> raced = waiting(semaphore.acquire(2));
+                CompletableFuture<Guard> behind = waiting(semaphore.acquire(1));
+                AtomicBoolean cancelWon = new AtomicBoolean();
+                racer.race(() -> semaphore.release(2), () -> cancelWon.set(raced.cancel(true)), round % 64 - 32);
+                String where = "round " + round + ": ";
+                assertTrue(raced.isDone(), where + "settled");
+                if (cancelWon.get()) {
+                    assertTrue(raced.isCancelled(), where + "the cancel won");
+                    assertEquals(1, semaphore.availablePermits(), where + "one permit left after the next");
+                    granted(behind).close();
+                } else {
+                    owned++;
+                    Guard guard = granted(raced);
+                    assertEquals(0, semaphore.availablePermits(), where + "the grant took both permits");
+                    assertFalse(behind.isDone(), where + "nothing left for the next request");
+                    guard.close();
+                    Guard next = granted(behind);
+                    assertNotSame(guard, next);
+                    next.close();
+                }
+                assertPermits(semaphore, 2);
+            }
+        }
+        System.out.printf("semaphore cancel: granted %d of %d rounds%n", owned, ROUNDS);
+    }
+}

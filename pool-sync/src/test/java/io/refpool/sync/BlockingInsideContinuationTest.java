@@ -1,0 +1,85 @@
+package io.refpool.sync;
+
+import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
+import static io.refpool.sync.SyncTesting.assertPermits;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A continuation that releases the lock and then waits for it with a blocking acquire, on the
+ * thread that settled it, is not deadlocked by the settles that its own release deferred: before a
+ * thread parks it runs the settles it deferred, so the waiters granted meanwhile get their turn
+ * and release in order. (The wait is bounded here, so that a deadlock fails the test instead of
+ * hanging it.)
+ */
+class BlockingInsideContinuationTest {
+    @Test
+    void continuationThatReleasesThenBlocksOnTheSameMutexGetsItAfterTheWaitersGrantedMeanwhile() throws Exception {
+        AsyncMutex mutex = new AsyncMutex();
+        assertTrue(mutex.tryLock());
+        List<String> order = new ArrayList<>();
+        CompletableFuture<Void> blocking = mutex.acquire()
+                .thenAccept(guard -> {
+                    order.add("first");
+                    guard.close(); // grants the next waiter; its continuation is deferred on this thread
+                    Optional<Guard> again = tryAcquireBounded(mutex);
+                    order.add(again.isPresent() ? "first again" : "first timed out");
+                    again.ifPresent(Guard::close);
+                })
+                .toCompletableFuture();
+        mutex.acquire().thenAccept(guard -> {
+            order.add("second");
+            guard.close();
+        });
+
+        mutex.unlock();
+
+        blocking.join();
+        assertEquals(List.of("first", "second", "first again"), order);
+        assertFreeAndUsable(mutex);
+    }
+
+    @Test
+    void continuationThatReleasesThenBlocksOnTheSameSemaphoreGetsItsPermits() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
+        List<String> order = new ArrayList<>();
+        CompletableFuture<Void> blocking = semaphore
+                .acquire(2)
+                .thenAccept(guard -> {
+                    order.add("first");
+                    guard.close();
+                    try {
+                        Optional<Guard> again = semaphore.tryAcquire(2, SyncTesting.BOUND);
+                        order.add(again.isPresent() ? "first again" : "first timed out");
+                        again.ifPresent(Guard::close);
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                })
+                .toCompletableFuture();
+        semaphore.acquire(2).thenAccept(guard -> {
+            order.add("second");
+            guard.close();
+        });
+
+        semaphore.release(2);
+
+        blocking.join();
+        assertEquals(List.of("first", "second", "first again"), order);
+        assertPermits(semaphore, 2);
+    }
+
+    private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
+        try {
+            return mutex.tryAcquire(SyncTesting.BOUND);
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
