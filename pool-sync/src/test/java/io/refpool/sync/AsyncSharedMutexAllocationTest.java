@@ -11,25 +11,11 @@ import org.junit.jupiter.api.Test;
  */
 class AsyncSharedMutexAllocationTest {
     private static final int OPS = 200_000;
-    private static final int ATTEMPTS = 5;
-
-    /**
-     * The fewest bytes per operation over a few measurements: on a loaded machine the JIT may not
-     * have finished compiling the caller by the end of one measurement, but code that allocates
-     * allocates in every one.
-     */
-    private static double steadyStateBytesPerOp(AllocationMeter.Op op) throws Exception {
-        double best = Double.MAX_VALUE;
-        for (int attempt = 0; attempt < ATTEMPTS && best >= 1; attempt++) {
-            best = Math.min(best, AllocationMeter.bytesPerOp(OPS, op));
-        }
-        return best;
-    }
 
     @Test
     void tryLockSharedAndUnlockSharedAllocateNothing() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
-        double bytes = steadyStateBytesPerOp(() -> {
+        double bytes = AllocationMeter.bytesPerOp(OPS, () -> {
             if (!lock.tryLockShared()) {
                 throw new AssertionError("uncontended tryLockShared failed");
             }
@@ -43,7 +29,7 @@ class AsyncSharedMutexAllocationTest {
     void tryLockSharedAndUnlockSharedBesideAnotherReaderAllocateNothing() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLockShared());
-        double bytes = steadyStateBytesPerOp(() -> {
+        double bytes = AllocationMeter.bytesPerOp(OPS, () -> {
             if (!lock.tryLockShared()) {
                 throw new AssertionError("uncontended tryLockShared failed");
             }
@@ -57,7 +43,7 @@ class AsyncSharedMutexAllocationTest {
     @Test
     void blockingSharedAcquireAndCloseAllocateNothing() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
-        double bytes = steadyStateBytesPerOp(() -> {
+        double bytes = AllocationMeter.bytesPerOp(OPS, () -> {
             try (Guard g = lock.acquireSharedBlocking()) {
                 if (lock.readers() != 1) {
                     throw new AssertionError("expected one reader");
@@ -71,7 +57,7 @@ class AsyncSharedMutexAllocationTest {
     @Test
     void tryLockAndUnlockAllocateNothing() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
-        double bytes = steadyStateBytesPerOp(() -> {
+        double bytes = AllocationMeter.bytesPerOp(OPS, () -> {
             if (!lock.tryLock()) {
                 throw new AssertionError("uncontended tryLock failed");
             }
@@ -84,7 +70,7 @@ class AsyncSharedMutexAllocationTest {
     @Test
     void blockingExclusiveAcquireAndCloseAllocateNothing() throws Exception {
         AsyncSharedMutex lock = new AsyncSharedMutex();
-        double bytes = steadyStateBytesPerOp(() -> {
+        double bytes = AllocationMeter.bytesPerOp(OPS, () -> {
             try (Guard g = lock.acquireBlocking()) {
                 if (!lock.isWriteLocked()) {
                     throw new AssertionError("expected the writer to hold");
