@@ -15,10 +15,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.sync.SharedMutexTesting.TestThread;
 import io.refpool.sync.internal.QueueHooks.Point;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -50,6 +52,36 @@ class AsyncSharedMutexCancellationTest {
         lock.unlockShared();
 
         readers.forEach(r -> guardOf(r).close());
+        lock.unlockShared();
+        assertFree(lock);
+    }
+
+    @Test
+    void cancelledWaitingWriterWakesTheParkedReadersBehindIt() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        CompletionStage<Guard> writer = lock.acquire();
+        CountDownLatch bothInside = new CountDownLatch(2);
+        CountDownLatch leave = new CountDownLatch(1);
+        List<TestThread> readers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            readers.add(TestThread.start("parked reader " + i, () -> {
+                try (Guard g = lock.acquireSharedBlocking()) {
+                    bothInside.countDown();
+                    assertTrue(leave.await(SharedMutexTesting.BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                }
+            }));
+            awaitQueueLength(lock, 2 + i);
+        }
+
+        assertTrue(future(writer).cancel(true));
+
+        assertTrue(bothInside.await(SharedMutexTesting.BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        assertEquals(3, lock.readers(), "both parked readers share the lock with the first");
+        leave.countDown();
+        for (TestThread r : readers) {
+            r.finish();
+        }
         lock.unlockShared();
         assertFree(lock);
     }
