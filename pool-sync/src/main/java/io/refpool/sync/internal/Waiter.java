@@ -26,12 +26,12 @@ import java.util.function.Supplier;
  * </pre>
  *
  * <p>The {@code WAITING} CAS decides grant versus cancel once. Whoever wins it finishes the job:
- * the granter signals the waiter; the canceller unlinks it ({@link WaiterQueue#afterCancel}) and
- * settles the future. The future's completion methods are overridden so that a caller can only
- * reach the lock through that CAS: completing a still-waiting future cancels the wait first (its
- * share goes to the next waiter); completing one whose grant already won settles it with the guard
- * and reports that the caller's value was not taken. Dependent stages are plain
- * {@link CompletableFuture}s.
+ * the granter signals the waiter; the canceller unlinks it, or hands back the share a release
+ * already assigned to it ({@link WaiterQueue#afterCancel}), and settles the future. The future's
+ * completion methods are overridden so that a caller can only reach the lock through that CAS:
+ * completing a still-waiting future cancels the wait first (its share goes to the next waiter);
+ * completing one whose grant already won settles it with the guard and reports that the caller's
+ * value was not taken. Dependent stages are plain {@link CompletableFuture}s.
  */
 final class Waiter extends CompletableFuture<Guard> implements Guard {
     static final int WAITING = 0;
@@ -67,6 +67,11 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
     Waiter prev;
     Waiter next;
     boolean linked;
+    /**
+     * Set when a release popped this waiter and counted its share in the state; cleared by whoever
+     * hands that share back after a cancel won (the canceller or the releaser, first to the lock).
+     */
+    boolean holdsAssignedShare;
 
     Waiter(WaiterQueue queue, int arg, Thread thread) {
         this.queue = queue;

@@ -45,9 +45,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code WAITING → CANCELLED}, and one CAS decides (see {@link Waiter}). A cancel that wins while
  * the waiter is still linked unlinks it in O(1) and reassigns whatever its departure makes
  * eligible (a cancelled writer re-admits the readers behind it). A cancel that wins after the waiter
- * was popped leaves the releaser's grant CAS failing; the releaser then releases the resource
- * assigned to that waiter again, which hands it to the next waiter or frees it. Ownership is never
- * lost.
+ * was popped leaves the releaser's grant CAS failing, and the resource the release assigned to that
+ * waiter must be released again, which hands it to the next waiter or frees it. Both the canceller
+ * and the failing releaser go to the queue lock for that; the first to get there releases the share
+ * (the waiter's {@code holdsAssignedShare} says whether it is still to do), so the share is handed
+ * on before either call returns: once a cancel has returned, no cancelled waiter holds readers or
+ * writers back. Ownership is never lost.
  *
  * <p><b>Outside the lock.</b> No future is completed and no user code runs under the queue lock.
  * Blocking waiters are unparked; async waiters are settled through a per-thread {@link Trampoline},
@@ -334,6 +337,7 @@ public abstract class WaiterQueue {
             int count = 0;
             for (Waiter p = first; p != w; p = p.next) {
                 p.linked = false;
+                p.holdsAssignedShare = true;
                 count++;
             }
             last.next = null;
@@ -350,7 +354,8 @@ public abstract class WaiterQueue {
 
     /**
      * Grants each popped waiter outside the queue lock. A waiter whose cancellation won after it
-     * was popped gets its share released again, which may pop more waiters; they join the walk.
+     * was popped gets its share released again, here or by its canceller, whichever takes the queue
+     * lock first; the release may pop more waiters, and they join the walk.
      *
      * <p>Every popped waiter is decided before any future is settled: settling runs the caller's
      * continuations, and a continuation must not run while waiters served before it, by the same
@@ -379,7 +384,7 @@ public abstract class WaiterQueue {
                 Waiter more;
                 queueLock.lock();
                 try {
-                    more = assignLocked(w.arg, true);
+                    more = releaseAssignedShareLocked(w);
                 } finally {
                     queueLock.unlock();
                 }
@@ -403,8 +408,8 @@ public abstract class WaiterQueue {
 
     /**
      * Called by whoever won a waiter's {@code WAITING → CANCELLED} CAS: unlinks it if it is still
-     * queued and grants what its departure made eligible. If it was already popped, the releaser's
-     * failing grant passes its share on instead.
+     * queued, or releases the share a release already assigned to it, and grants what its departure
+     * made eligible. Returns only once that is done.
      */
     final void afterCancel(Waiter waiter) {
         Waiter popped = null;
@@ -413,12 +418,28 @@ public abstract class WaiterQueue {
             if (waiter.linked) {
                 unlinkLocked(waiter);
                 popped = assignLocked(0, false);
+            } else {
+                popped = releaseAssignedShareLocked(waiter);
             }
         } finally {
             queueLock.unlock();
         }
         waiter.unregister();
         grant(popped);
+    }
+
+    /**
+     * Under the queue lock, for a popped waiter whose cancellation won: releases the share its
+     * release assigned to it unless that was done already, and pops what that makes eligible.
+     *
+     * @return the popped waiters, chained through {@code next}, or {@code null}
+     */
+    private Waiter releaseAssignedShareLocked(Waiter cancelled) {
+        if (!cancelled.holdsAssignedShare) {
+            return null;
+        }
+        cancelled.holdsAssignedShare = false;
+        return assignLocked(cancelled.arg, true);
     }
 
     private void unlinkLocked(Waiter waiter) {

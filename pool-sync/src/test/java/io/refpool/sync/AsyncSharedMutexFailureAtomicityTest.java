@@ -1,0 +1,217 @@
+package io.refpool.sync;
+
+import static io.refpool.sync.SharedMutexTesting.assertFree;
+import static io.refpool.sync.SharedMutexTesting.granted;
+import static io.refpool.sync.SharedMutexTesting.guardOf;
+import static io.refpool.sync.SharedMutexTesting.state;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.sync.internal.QueueHooks.Point;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * Failures leave {@link AsyncSharedMutex} as it was: a waiter that cannot be allocated, and bad
+ * input (a release nobody holds, a null token, a null or negative timeout), reach the caller as
+ * exceptions and change neither the state word nor the queue.
+ */
+class AsyncSharedMutexFailureAtomicityTest {
+
+    /** Stands in for an {@link OutOfMemoryError} at the waiter's allocation. */
+    private static final class SimulatedAllocationFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        SimulatedAllocationFailure() {
+            super("simulated: no memory for the waiter");
+        }
+    }
+
+    /** A live token: its registration must not outlive a failed acquire either. */
+    private final CancellationSource source = new CancellationSource();
+
+    private List<Executable> contendedReaderAcquires(AsyncSharedMutex lock) {
+        return List.of(
+                lock::acquireShared,
+                () -> lock.acquireShared(source.token()),
+                lock::acquireSharedBlocking,
+                () -> lock.acquireSharedBlocking(source.token()),
+                () -> lock.tryAcquireShared(Duration.ofSeconds(30)));
+    }
+
+    private List<Executable> contendedWriterAcquires(AsyncSharedMutex lock) {
+        return List.of(
+                lock::acquire,
+                () -> lock.acquire(source.token()),
+                lock::acquireBlocking,
+                () -> lock.acquireBlocking(source.token()),
+                () -> lock.tryAcquire(Duration.ofSeconds(30)));
+    }
+
+    private void assertEveryAcquireFailsAndChangesNothing(AsyncSharedMutex lock, List<Executable> acquires) {
+        SimulatedAllocationFailure failure = new SimulatedAllocationFailure();
+        long stateBefore = state(lock);
+        int queuedBefore = lock.queueLength();
+        lock.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        try {
+            for (Executable acquire : acquires) {
+                assertSame(failure, assertThrows(SimulatedAllocationFailure.class, acquire));
+                assertEquals(stateBefore, state(lock), "state word");
+                assertEquals(queuedBefore, lock.queueLength(), "queue");
+            }
+        } finally {
+            lock.queue().setHooks(null);
+        }
+        source.cancel(); // nothing of the failed acquires may react
+        assertEquals(stateBefore, state(lock), "state word after the token was cancelled");
+        assertEquals(queuedBefore, lock.queueLength(), "queue after the token was cancelled");
+    }
+
+    @Test
+    void readerWaiterAllocationFailureBehindAHoldingWriterChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+
+        assertEveryAcquireFailsAndChangesNothing(lock, contendedReaderAcquires(lock));
+
+        CompletionStage<Guard> reader = lock.acquireShared();
+        lock.unlock();
+        assertTrue(granted(reader), "the lock works on after the failures");
+        guardOf(reader).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void readerWaiterAllocationFailureBehindAWaitingWriterChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        CompletionStage<Guard> writer = lock.acquire();
+
+        assertEveryAcquireFailsAndChangesNothing(lock, contendedReaderAcquires(lock));
+
+        lock.unlockShared();
+        assertTrue(granted(writer));
+        guardOf(writer).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void writerWaiterAllocationFailureBehindReadersChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        assertTrue(lock.tryLockShared());
+
+        assertEveryAcquireFailsAndChangesNothing(lock, contendedWriterAcquires(lock));
+
+        assertTrue(lock.tryLockShared(), "no writer bit was left behind: readers still enter");
+        for (int i = 0; i < 3; i++) {
+            lock.unlockShared();
+        }
+        assertFree(lock);
+    }
+
+    @Test
+    void writerWaiterAllocationFailureBehindAQueueChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CompletionStage<Guard> reader = lock.acquireShared();
+
+        assertEveryAcquireFailsAndChangesNothing(lock, contendedWriterAcquires(lock));
+
+        lock.unlock();
+        assertTrue(granted(reader));
+        guardOf(reader).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void unlockSharedWithNoReaderIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        IllegalStateException e = assertThrows(IllegalStateException.class, lock::unlockShared);
+        assertTrue(e.getMessage().contains("AsyncSharedMutex"), e.getMessage());
+        assertFree(lock);
+
+        assertTrue(lock.tryLock());
+        long before = state(lock);
+        assertThrows(IllegalStateException.class, lock::unlockShared, "a writer holds, not a reader");
+        assertEquals(before, state(lock));
+        CompletionStage<Guard> queued = lock.acquireShared();
+        long withQueue = state(lock);
+        assertThrows(IllegalStateException.class, lock::unlockShared);
+        assertEquals(withQueue, state(lock));
+        assertEquals(1, lock.queueLength());
+
+        lock.unlock();
+        guardOf(queued).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void unlockWithNoWriterIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        IllegalStateException e = assertThrows(IllegalStateException.class, lock::unlock);
+        assertTrue(e.getMessage().contains("AsyncSharedMutex"), e.getMessage());
+        assertFree(lock);
+
+        assertTrue(lock.tryLockShared());
+        CompletionStage<Guard> writer = lock.acquire();
+        long before = state(lock);
+        assertThrows(IllegalStateException.class, lock::unlock, "a reader holds, not a writer");
+        assertEquals(before, state(lock));
+        assertEquals(1, lock.readers());
+        assertEquals(1, lock.queueLength());
+
+        lock.unlockShared();
+        guardOf(writer).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void nullTokenIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock()); // contended: a null token must not slip past on the slow path
+        long before = state(lock);
+
+        List<Executable> withNullToken = List.of(
+                () -> lock.acquireShared(null),
+                () -> lock.acquireSharedBlocking(null),
+                () -> lock.acquire(null),
+                () -> lock.acquireBlocking(null));
+        for (Executable acquire : withNullToken) {
+            NullPointerException e = assertThrows(NullPointerException.class, acquire);
+            assertTrue(String.valueOf(e.getMessage()).contains("token"), e.getMessage());
+            assertEquals(before, state(lock));
+            assertEquals(0, lock.queueLength());
+        }
+        lock.unlock();
+        assertFree(lock);
+        assertThrows(NullPointerException.class, () -> lock.acquireShared(null), "also uncontended");
+        assertThrows(NullPointerException.class, () -> lock.acquire(null));
+        assertFree(lock);
+    }
+
+    @Test
+    void nullOrNegativeTimeoutIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertThrows(NullPointerException.class, () -> lock.tryAcquireShared(null));
+        assertThrows(NullPointerException.class, () -> lock.tryAcquire(null));
+        IllegalArgumentException negative =
+                assertThrows(IllegalArgumentException.class, () -> lock.tryAcquireShared(Duration.ofNanos(-1)));
+        assertTrue(negative.getMessage().contains("negative"), negative.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(Duration.ofSeconds(-1)));
+        assertFree(lock);
+
+        assertTrue(lock.tryLockShared());
+        long before = state(lock);
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquireShared(Duration.ofNanos(-1)));
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(Duration.ofNanos(-1)));
+        assertEquals(before, state(lock), "a free lock is not taken on the way to refusing bad input");
+        lock.unlockShared();
+        assertFree(lock);
+    }
+}
