@@ -5,17 +5,21 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The {@link Attachment} of one nesting level of one thread. The object is reused for that level,
+ * The {@link Attachment} of one nesting level of one thread. The object is reused for its slot,
  * so a nested attach allocates nothing; {@code open} tells a live scope from a closed one.
  */
 final class AttachScope implements Attachment {
     private final AttachState state;
-    private final int level;
+    /** This scope's index in its thread's scope slots. */
+    private final int slot;
+    /** The nesting level this scope was last opened at. */
+    int level;
+
     boolean open;
 
-    AttachScope(AttachState state, int level) {
+    AttachScope(AttachState state, int slot) {
         this.state = state;
-        this.level = level;
+        this.slot = slot;
     }
 
     private void checkUsable(String operation) {
@@ -33,7 +37,11 @@ final class AttachScope implements Attachment {
     @Override
     public void close() {
         checkUsable("close()");
-        if (state.depth != level) {
+        if (state.base + state.depth - 1 != slot) { // not the innermost open scope of this thread
+            if (slot < state.base) {
+                throw new IllegalStateException("close() of an attachment suspended by a detached() section that"
+                        + " is still running: close it after the section returns");
+            }
             throw new IllegalStateException("close() of the attachment at nesting level " + level + " while level "
                     + state.depth + " is still open: close attachments innermost first");
         }

@@ -9,6 +9,11 @@ import java.util.ArrayDeque;
  *
  * <p>{@code attacher} is set only while the thread is attached, so a thread that outlives a pool
  * it once attached to does not keep the pool reachable through its thread-local map.
+ *
+ * <p>Scope objects are reused per slot. A {@code detached()} section at depth {@code d} moves
+ * {@code base} up by {@code d} for its duration, so attachments opened on this thread meanwhile
+ * (an async attachment granted to it, a nested attach inside {@code work}) use slots above the
+ * suspended ones and never reopen a scope that is still open below.
  */
 final class AttachState {
     final Thread thread;
@@ -22,6 +27,9 @@ final class AttachState {
     /** The guard of an outermost attachment that had to wait; {@code null} if it entered at once. */
     Guard guard;
 
+    /** Slots below this belong to attachments suspended by {@code detached()} sections. */
+    int base;
+
     private AttachScope[] scopes = new AttachScope[4];
 
     /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
@@ -33,18 +41,20 @@ final class AttachState {
         this.thread = thread;
     }
 
-    /** {@return the scope object for nesting level {@code level}, reopened} */
+    /** {@return the scope object for nesting level {@code level} above {@code base}, reopened} */
     AttachScope open(int level) {
-        if (level > scopes.length) {
-            AttachScope[] grown = new AttachScope[scopes.length * 2];
+        int slot = base + level - 1;
+        if (slot >= scopes.length) {
+            AttachScope[] grown = new AttachScope[Math.max(scopes.length * 2, slot + 1)];
             System.arraycopy(scopes, 0, grown, 0, scopes.length);
             scopes = grown;
         }
-        AttachScope scope = scopes[level - 1];
+        AttachScope scope = scopes[slot];
         if (scope == null) {
-            scope = new AttachScope(this, level);
-            scopes[level - 1] = scope;
+            scope = new AttachScope(this, slot);
+            scopes[slot] = scope;
         }
+        scope.level = level;
         scope.open = true;
         return scope;
     }

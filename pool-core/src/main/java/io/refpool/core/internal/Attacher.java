@@ -165,9 +165,11 @@ final class Attacher<K, V> {
     /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
     <T> T detached(AttachState s, Supplier<T> work) {
         int depth = s.depth;
+        int base = s.base;
         boolean exclusive = s.exclusive;
         core.drainIfDirty(s);
         s.depth = 0;
+        s.base = base + depth; // attachments opened meanwhile use the slots above this one's
         s.attacher = null;
         leaveGate(s);
         try {
@@ -175,6 +177,7 @@ final class Attacher<K, V> {
         } finally {
             enterGate(s, CancellationToken.none(), exclusive, true);
             s.attacher = this;
+            s.base = base;
             s.depth = depth;
             core.drainIfDirty(s);
         }
