@@ -154,6 +154,48 @@ class SingleFlightCreationTest {
     }
 
     @Test
+    void asyncAcquirersOfAFailingCreationGetItsException() throws Exception {
+        Engine engine = new Engine();
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        IllegalStateException engineDown = new IllegalStateException("the engine refused a session");
+        engine.beforeCreate = key -> {
+            if (engine.factoryCalls.get() == 1) {
+                inFactory.countDown();
+                awaitLatch(release);
+                throw engineDown;
+            }
+        };
+        RefPool<String, Session> pool = engine.build(engine.builder().attachMode(AttachMode.SHARED));
+        Worker<Session> creator = start("creator", () -> {
+            try (Attachment attached = pool.attach();
+                    Handle<Session> handle = pool.acquire("k")) {
+                return handle.get();
+            }
+        });
+        awaitLatch(inFactory);
+        CompletableFuture<Handle<Session>> waiting =
+                pool.acquireAsync("k", CancellationToken.none()).toCompletableFuture();
+        release.countDown();
+
+        assertSame(
+                engineDown,
+                assertThrows(ExecutionException.class, creator::join).getCause());
+        ExecutionException failed =
+                assertThrows(ExecutionException.class, () -> waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertSame(engineDown, failed.getCause(), "the async waiter shares the creation's failure");
+        assertEquals(1, engine.factoryCalls.get(), "the async waiter did not call the factory itself");
+
+        try (Handle<Session> handle = pool.acquireAsync("k", CancellationToken.none())
+                .toCompletableFuture()
+                .get(BOUND.toSeconds(), TimeUnit.SECONDS)) {
+            assertEquals("k", handle.get().key, "a later acquire retries and succeeds");
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void aFactoryAcquiringItsOwnKeyFailsInsteadOfWaitingForItself() {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder());

@@ -290,9 +290,13 @@ public final class PoolCore<K, V> {
                 return CompletableFuture.completedStage(handle);
             }
             if (result instanceof Creation) {
+                // single flight: a failed creation fails its async waiters too; one that made
+                // nothing (it lacked capacity) lets them try again
                 return ((Creation<?, ?>) result)
-                        .handle((entry, failure) -> null)
-                        .thenCompose(ignored -> acquireAsync(key, token, permit));
+                        .handle((entry, failure) -> failure)
+                        .thenCompose(failure -> failure == null
+                                ? acquireAsync(key, token, permit)
+                                : CompletableFuture.failedStage(failure));
             }
             return waitForCapacity(key, token);
         });
