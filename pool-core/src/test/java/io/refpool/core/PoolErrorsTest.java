@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -97,6 +98,55 @@ class PoolErrorsTest {
         assertEquals(0, pool.stats().pendingDecrements());
         assertEquals(BATCH / 3, engine.errors(PoolError.Kind.DISPOSER_FAILED).size());
         pool.close();
+    }
+
+    @Test
+    void aDrainWithDisposersThrowingCheckedExceptionsDisposesTheRestOfTheBatch() throws Exception {
+        Engine engine = new Engine();
+        engine.afterDispose = session -> {
+            if (session.serial % 3 == 0) {
+                throw TestKeyedPoolFixtures.sneakyThrow(new IOException("the session's socket is gone"));
+            }
+        };
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(BATCH));
+        pendingBatchOfLastReleases(pool);
+
+        pool.attach().close(); // a checked exception from a disposer escapes neither the drain nor attach
+
+        engine.assertAllDisposedExactlyOnce();
+        assertEquals(0, pool.stats().pendingDecrements());
+        List<PoolError> errors = engine.errors(PoolError.Kind.DISPOSER_FAILED);
+        assertEquals(BATCH / 3, errors.size());
+        assertTrue(errors.get(0).cause() instanceof IOException, errors.get(0).toString());
+        try (Attachment attached = pool.attach()) {
+            for (int i = 0; i < BATCH; i++) {
+                pool.acquire("again" + i); // every permit came back
+            }
+        }
+        pool.close();
+    }
+
+    @Test
+    void aFactoryThrowingACheckedExceptionLeavesNothingStuck() {
+        Engine engine = new Engine();
+        Exception checked = new IOException("the engine's socket closed");
+        engine.beforeCreate = key -> {
+            if (engine.factoryCalls.get() == 1) {
+                throw TestKeyedPoolFixtures.sneakyThrow(checked);
+            }
+        };
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+
+        try (Attachment attached = pool.attach()) {
+            Throwable thrown = assertThrows(Throwable.class, () -> pool.acquire("k"));
+            assertSame(checked, thrown, "the caller gets what the factory threw");
+            try (Handle<Session> handle = pool.acquire("k")) {
+                assertEquals("k", handle.get().key, "the key is not stuck and its permit was given back");
+            }
+        }
+        assertSame(checked, engine.errors(PoolError.Kind.FACTORY_FAILED).get(0).cause());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
     }
 
     @Test

@@ -209,7 +209,7 @@ public final class PoolCore<K, V> {
                     } else {
                         decrementNow(cast(item), s);
                     }
-                } catch (RuntimeException | Error e) {
+                } catch (Throwable e) {
                     report(PoolError.Kind.DISPOSER_FAILED, null, "applying a deferred release failed", e);
                 }
             }
@@ -407,7 +407,7 @@ public final class PoolCore<K, V> {
             counters.creations.increment();
             creation.complete(entry);
             return newHandle(entry);
-        } catch (RuntimeException | Error failure) {
+        } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             if (permit != null) {
                 permit.close();
             }
@@ -512,7 +512,7 @@ public final class PoolCore<K, V> {
         }
         try {
             attacher.attach(CancellationToken.none(), false, true).close(); // attaching applies them
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) {
             report(PoolError.Kind.DISPOSER_FAILED, null, "the drainer failed to apply pending releases", e);
         }
     }
@@ -563,7 +563,7 @@ public final class PoolCore<K, V> {
         instances.remove(new Identity(entry.value));
         try {
             disposer.accept(entry.value);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
             report(PoolError.Kind.DISPOSER_FAILED, entry.key, "the disposer failed for key '" + entry.key + "'", e);
         } finally {
             if (entry.permit != null) {
@@ -617,7 +617,7 @@ public final class PoolCore<K, V> {
         PoolError error = new PoolError(kind, key, message, cause);
         try {
             errors.onError(error);
-        } catch (RuntimeException | Error listenerFailure) {
+        } catch (Throwable listenerFailure) {
             LOGGING_LISTENER.onError(
                     new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
         }
