@@ -232,6 +232,11 @@ final class TestKeyedPoolFixtures {
             thread.setDaemon(true);
         }
 
+        Worker<T> begin() {
+            thread.start();
+            return this;
+        }
+
         /** Waits (bounded) for the body's result; rethrows what it threw as the future's failure. */
         T join() throws Exception {
             return result.get(BOUND.toSeconds(), TimeUnit.SECONDS);
@@ -245,9 +250,12 @@ final class TestKeyedPoolFixtures {
     }
 
     static <T> Worker<T> start(String name, Body<T> body) {
-        Worker<T> worker = new Worker<>(name, body);
-        worker.thread.start();
-        return worker;
+        return prepare(name, body).begin();
+    }
+
+    /** A worker not started yet, so that hooks can name its thread first. */
+    static <T> Worker<T> prepare(String name, Body<T> body) {
+        return new Worker<>(name, body);
     }
 
     /** Runs {@code body} on a new thread that is not attached, and waits (bounded) for it. */

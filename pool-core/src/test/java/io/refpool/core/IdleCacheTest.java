@@ -1,0 +1,170 @@
+package io.refpool.core;
+
+import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
+import io.refpool.core.TestKeyedPoolFixtures.Session;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The idle cache: an object whose count reaches zero idles and is revived by the next acquire
+ * without a factory call; taking it back ({@code EXPLICIT} removal) never disposes it; expiry and
+ * size eviction dispose it exactly once, attached, through the deferred queue.
+ */
+class IdleCacheTest {
+    private static final Duration EXPIRY = Duration.ofMinutes(1);
+
+    /** A cache whose clock the test moves and whose maintenance runs on the writing thread. */
+    private static RefPool<String, Session> expiringPool(Engine engine, ManualTicker ticker) {
+        return engine.build(engine.builder()
+                .idle(cache -> cache.expireAfterAccess(EXPIRY).ticker(ticker).executor(Runnable::run)));
+    }
+
+    /** Writes the cache (idles {@code key}), which runs its maintenance: expired objects are evicted. */
+    private static void idle(RefPool<String, Session> pool, String key) {
+        try (Attachment attached = pool.attach()) {
+            pool.acquire(key).close();
+        }
+    }
+
+    @Test
+    void aReleaseToZeroIdlesTheObjectAndTheNextAcquireRevivesIt() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().idle(cache -> cache.maximumSize(10)));
+        Session first;
+        try (Attachment attached = pool.attach()) {
+            try (Handle<Session> handle = pool.acquire("tenant-7")) {
+                first = handle.get();
+                assertEquals(1, pool.stats().live());
+                assertEquals(0, pool.stats().idle());
+            }
+            assertEquals(0, pool.stats().live());
+            assertEquals(1, pool.stats().idle());
+            for (int i = 1; i <= 100; i++) {
+                try (Handle<Session> handle = pool.acquire("tenant-7")) {
+                    assertSame(first, handle.get(), "revived, not created again");
+                    assertEquals(i, pool.stats().idleHits());
+                }
+            }
+        }
+        assertEquals(1, engine.factoryCalls.get());
+        assertEquals(0, pool.stats().disposals(), "taking an object back from the cache (EXPLICIT) never disposes");
+        assertEquals(0, pool.stats().evictions());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void expiryDisposesTheObjectExactlyOnceAttached() {
+        Engine engine = new Engine();
+        ManualTicker ticker = new ManualTicker();
+        RefPool<String, Session> pool = expiringPool(engine, ticker);
+        idle(pool, "a");
+        ticker.advance(EXPIRY.plusSeconds(1));
+        idle(pool, "b"); // the write expires "a"; the detach applies the queued eviction
+
+        assertEquals(1, engine.disposed.size());
+        assertEquals("a", engine.disposed.get(0).key);
+        assertEquals(1, pool.stats().evictions(EvictionCause.EXPIRED));
+        assertEquals(1, pool.stats().idle());
+
+        ticker.advance(EXPIRY.plusSeconds(1));
+        idle(pool, "c"); // expires "b"; "a" is not disposed again
+        assertEquals(List.of("a", "b"), engine.disposed.stream().map(s -> s.key).toList());
+        assertEquals(2, pool.stats().evictions(EvictionCause.EXPIRED));
+        engine.assertNoViolations();
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void anObjectRevivedAfterItsEvictionWasQueuedStaysLive() {
+        Engine engine = new Engine();
+        ManualTicker ticker = new ManualTicker();
+        RefPool<String, Session> pool = expiringPool(engine, ticker);
+        idle(pool, "a");
+        ticker.advance(EXPIRY.plusSeconds(1));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("b").close(); // queues the eviction of "a", applied when this thread detaches
+            assertEquals(1, pool.stats().pendingDecrements(), "the eviction of 'a' is queued");
+            try (Handle<Session> a = pool.acquire("a")) {
+                pool.attach().close(); // a nested attach applies the queued eviction now
+                assertFalse(a.get().isDisposed(), "the eviction lost to the revival");
+                assertEquals(2, engine.factoryCalls.get(), "'a' was revived, not created again");
+            }
+        }
+        assertEquals(0, pool.stats().evictions(EvictionCause.EXPIRED));
+        assertEquals(0, pool.stats().disposals());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aShortRealExpiryDisposesOnTheDrainerAttached() {
+        Engine engine = new Engine();
+        List<String> disposingThreads = new CopyOnWriteArrayList<>();
+        engine.afterDispose =
+                session -> disposingThreads.add(Thread.currentThread().getName());
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .drainDelay(Duration.ofMillis(10))
+                .idle(cache -> cache.expireAfterAccess(Duration.ofMillis(50))));
+        idle(pool, "a");
+
+        await().atMost(BOUND).until(() -> pool.stats().disposals() == 1);
+        engine.assertNoViolations(); // the drainer disposed it attached
+        assertTrue(disposingThreads.get(0).startsWith("refpool-drainer"), disposingThreads.toString());
+        assertEquals(1, pool.stats().evictions(EvictionCause.EXPIRED));
+        assertEquals(0, pool.stats().idle());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void sizeEvictionDisposesEachEvictedObjectExactlyOnceAttached() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().drainDelay(Duration.ofMillis(10)).idle(cache -> cache.maximumSize(2)
+                        .executor(Runnable::run)));
+        for (int i = 0; i < 5; i++) {
+            idle(pool, "k" + i);
+        }
+        await().atMost(BOUND).until(() -> pool.stats().evictions(EvictionCause.SIZE) == 3);
+        assertEquals(3, pool.stats().disposals());
+        assertEquals(2, pool.stats().idle());
+        engine.assertNoViolations();
+
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+        assertEquals(5, pool.stats().disposals());
+        assertEquals(3, pool.stats().evictions(EvictionCause.SIZE), "objects disposed by close are not evictions");
+    }
+
+    @Test
+    void withoutAnIdleCacheTheObjectIsDisposedAtZero() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        Session first;
+        try (Attachment attached = pool.attach()) {
+            try (Handle<Session> handle = pool.acquire("k")) {
+                first = handle.get();
+            }
+            assertTrue(first.isDisposed());
+            try (Handle<Session> handle = pool.acquire("k")) {
+                assertFalse(handle.get() == first, "a new object");
+            }
+        }
+        assertEquals(2, engine.factoryCalls.get());
+        assertEquals(0, pool.stats().idleHits());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+}
