@@ -1,6 +1,9 @@
 package io.refpool.core;
 
 import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -8,7 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.PauseAt;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.TestKeyedPoolFixtures.Worker;
+import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
@@ -18,7 +24,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -245,6 +253,109 @@ class CapacityTest {
             assertEquals("b", b.get().key);
         }
         assertEquals(0, pool.stats().evictions(), "disposed for a waiter, not evicted");
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterIsServedByAnObjectThatIdledAfterItsAttemptButBeforeItQueued() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(1)
+                .idle(cache -> {})
+                .drainDelay(Duration.ofHours(1)));
+        Handle<Session> x;
+        Handle<Session> share1;
+        Handle<Session> share2;
+        try (Attachment attached = pool.attach()) {
+            x = pool.acquire("x");
+            share1 = x.share();
+            share2 = x.share();
+        }
+        onOtherThread(() -> {
+            share1.close(); // pending: the waiter's attach will find the queue dirty
+            return null;
+        });
+
+        Worker<CompletableFuture<Handle<Session>>> waiter =
+                TestKeyedPoolFixtures.prepare("waiter", () -> acquireAsync(pool, "y"));
+        // the waiter takes the queue lock to drain when it attaches (1st) and when it detaches (2nd)
+        PauseAt attachDrain = new PauseAt(Point.QUEUE_LOCK, 1).on(waiter.thread);
+        PauseAt detachDrain = new PauseAt(Point.QUEUE_LOCK, 2).on(waiter.thread);
+        pool.core().releaseQueue().setHooks(point -> {
+            attachDrain.at(point);
+            detachDrain.at(point);
+        });
+        waiter.begin();
+        attachDrain.awaitArrival();
+        onOtherThread(() -> {
+            share2.close(); // raises the flag again, so the waiter's detach drains too
+            return null;
+        });
+        attachDrain.proceed();
+        detachDrain.awaitArrival(); // the waiter found no capacity and has not queued for it yet
+
+        try (Attachment attached = pool.attach()) {
+            x.close(); // nobody waits in line yet: "x" idles
+            assertEquals(1, pool.stats().idle());
+            assertEquals(0, pool.stats().capacityWaiters());
+        }
+        detachDrain.proceed();
+        pool.core().releaseQueue().setHooks(null);
+
+        CompletableFuture<Handle<Session>> y = waiter.join();
+        await().atMost(BOUND).until(y::isDone);
+        try (Handle<Session> handle = y.get();
+                Attachment attached = pool.attach()) {
+            assertEquals("y", handle.get().key);
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void anObjectIdlingJustAsAWaiterQueuesIsReclaimedByItsReleaser() throws Exception {
+        Engine engine = new Engine();
+        CountDownLatch inPut = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicReference<Thread> pauseIn = new AtomicReference<>();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(1)
+                // the weigher runs inside the cache's put, before the object is in the map
+                .idle(cache -> cache.maximumWeight(100).weigher((key, value) -> {
+                    if (Thread.currentThread() == pauseIn.get()) {
+                        inPut.countDown();
+                        awaitLatch(proceed);
+                    }
+                    return 1;
+                }))
+                .drainDelay(Duration.ofHours(1)));
+        Handle<Session> x;
+        try (Attachment attached = pool.attach()) {
+            x = pool.acquire("x");
+        }
+        Worker<Void> releaser = TestKeyedPoolFixtures.prepare("releaser", () -> {
+            try (Attachment attached = pool.attach()) {
+                x.close(); // nobody waits in line: "x" goes to the cache
+            }
+            return null;
+        });
+        pauseIn.set(releaser.thread);
+        releaser.begin();
+        assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+        CompletableFuture<Handle<Session>> y = acquireAsync(pool, "y"); // finds nothing idle, queues
+        assertEquals(1, pool.stats().capacityWaiters());
+        proceed.countDown();
+        releaser.join();
+
+        await().atMost(BOUND).until(y::isDone);
+        try (Handle<Session> handle = y.get();
+                Attachment attached = pool.attach()) {
+            assertEquals("y", handle.get().key);
+        }
         pool.close();
         engine.assertAllDisposedExactlyOnce();
     }

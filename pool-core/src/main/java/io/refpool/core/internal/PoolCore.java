@@ -60,7 +60,12 @@ import java.util.function.Function;
  *
  * <p><b>Capacity.</b> Each object holds one permit of the pool's {@link AsyncSemaphore} from creation
  * to disposal. Creation without a permit evicts idle objects first; an attached {@code acquire} then
- * fails fast, while {@code acquireAsync} waits in line, detached.
+ * fails fast, while {@code acquireAsync} waits in line, detached. While anyone waits in line, an
+ * object reaching count 0 is disposed so its permit goes to the head waiter. An object that idles
+ * just as a waiter queues is reclaimed by whichever of the two sees the other: the releaser checks
+ * the line again after its put, and the waiter, once queued, evicts idle objects (Dekker-style, on
+ * the volatile queue length and the cache's map), so nobody waits while an idle object holds a
+ * permit.
  *
  * <p><b>Drainer.</b> When releases stay pending with no attach for the drain delay, or pile up past
  * the threshold, a task on the pool's executor attaches and applies them. After close, every pending
@@ -308,8 +313,16 @@ public final class PoolCore<K, V> {
                     new PoolClosedException("acquireAsync('" + key + "') on a closed pool"));
         }
         CancellationSource linked = CancellationSource.linkedTo(token, closing.token());
-        return capacity.acquire(1, linked.token())
-                .handle((permit, failure) -> {
+        CompletionStage<Guard> waiting = capacity.acquire(1, linked.token());
+        if (idle != null && capacity.queueLength() > 0) {
+            // an object may have idled after this acquirer's attempt looked for idle objects and
+            // before it queued, when nobody was in line to dispose it for: reclaim idle objects now
+            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                evictIdleForWaiters(attacher.state());
+                return null;
+            });
+        }
+        return waiting.handle((permit, failure) -> {
                     linked.close();
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
@@ -431,11 +444,24 @@ public final class PoolCore<K, V> {
         }
     }
 
+    /** Disposes idle objects while capacity waiters are queued; their permits go to the waiters. */
+    private void evictIdleForWaiters(AttachState s) {
+        while (capacity.queueLength() > 0 && evictOneIdle(s)) {
+            // the permit of each disposed object went to the head waiter
+        }
+    }
+
     private boolean evictOneIdle(AttachState s) {
         if (idle == null) {
             return false;
         }
-        for (Map.Entry<K, V> candidate : coldestIdle().entrySet()) {
+        Map<K, V> coldest = coldestIdle();
+        // then anything idle: the policy's order may not have seen the latest put yet
+        return evictOneOf(coldest, s) || (coldest != idle.asMap() && evictOneOf(idle.asMap(), s));
+    }
+
+    private boolean evictOneOf(Map<K, V> candidates, AttachState s) {
+        for (Map.Entry<K, V> candidate : candidates.entrySet()) {
             if (idle.asMap().remove(candidate.getKey(), candidate.getValue())) {
                 Object slot = slots.get(candidate.getKey());
                 if (slot instanceof Entry) {
@@ -461,7 +487,7 @@ public final class PoolCore<K, V> {
         if (byAccess.isPresent()) {
             return byAccess.get().oldest(4);
         }
-        return Map.copyOf(idle.asMap());
+        return idle.asMap();
     }
 
     private void revived(Entry<K, V> entry) {
@@ -521,9 +547,20 @@ public final class PoolCore<K, V> {
         if (entry.release() == 0) {
             if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
                 idle.put(entry.key, entry.value);
+                if (capacity != null && capacity.queueLength() > 0) {
+                    // a waiter queued meanwhile and may have looked for idle objects before the put:
+                    // either it sees this object in the cache, or this thread sees it in line
+                    reclaimForWaiter(entry, s);
+                }
             } else { // no cache, closing, or someone waits for the permit this object holds
                 claimForDisposal(entry, s);
             }
+        }
+    }
+
+    private void reclaimForWaiter(Entry<K, V> entry, AttachState s) {
+        if (idle.asMap().remove(entry.key, entry.value)) { // EXPLICIT: the listener leaves it alone
+            claimForDisposal(entry, s);
         }
     }
 
