@@ -39,7 +39,8 @@ class IdleCacheTest {
     @Test
     void aReleaseToZeroIdlesTheObjectAndTheNextAcquireRevivesIt() {
         Engine engine = new Engine();
-        RefPool<String, Session> pool = engine.build(engine.builder().idle(cache -> cache.maximumSize(10)));
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().idle(cache -> cache.maximumSize(10).executor(Runnable::run)));
         Session first;
         try (Attachment attached = pool.attach()) {
             try (Handle<Session> handle = pool.acquire("tenant-7")) {
@@ -52,6 +53,7 @@ class IdleCacheTest {
             for (int i = 1; i <= 100; i++) {
                 try (Handle<Session> handle = pool.acquire("tenant-7")) {
                     assertSame(first, handle.get(), "revived, not created again");
+                    assertFalse(first.isDisposed(), "taken back from the cache, not disposed");
                     assertEquals(i, pool.stats().idleHits());
                 }
             }
