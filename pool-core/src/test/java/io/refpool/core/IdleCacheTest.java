@@ -39,8 +39,8 @@ class IdleCacheTest {
     @Test
     void aReleaseToZeroIdlesTheObjectAndTheNextAcquireRevivesIt() {
         Engine engine = new Engine();
-        RefPool<String, Session> pool =
-                engine.build(engine.builder().idle(cache -> cache.maximumSize(10).executor(Runnable::run)));
+        RefPool<String, Session> pool = engine.build(
+                engine.builder().idle(cache -> cache.maximumSize(10).executor(Runnable::run)));
         Session first;
         try (Attachment attached = pool.attach()) {
             try (Handle<Session> handle = pool.acquire("tenant-7")) {
