@@ -2,8 +2,8 @@ package io.refpool.core;
 
 import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -305,7 +305,7 @@ class CapacityTest {
         pool.core().releaseQueue().setHooks(null);
 
         CompletableFuture<Handle<Session>> y = waiter.join();
-        await().atMost(BOUND).until(y::isDone);
+        eventually().until(y::isDone);
         try (Handle<Session> handle = y.get();
                 Attachment attached = pool.attach()) {
             assertEquals("y", handle.get().key);
@@ -351,7 +351,7 @@ class CapacityTest {
         proceed.countDown();
         releaser.join();
 
-        await().atMost(BOUND).until(y::isDone);
+        eventually().until(y::isDone);
         try (Handle<Session> handle = y.get();
                 Attachment attached = pool.attach()) {
             assertEquals("y", handle.get().key);

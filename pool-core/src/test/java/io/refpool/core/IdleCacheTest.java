@@ -1,7 +1,6 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
-import static org.awaitility.Awaitility.await;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -121,7 +120,7 @@ class IdleCacheTest {
                 .idle(cache -> cache.expireAfterAccess(Duration.ofMillis(50))));
         idle(pool, "a");
 
-        await().atMost(BOUND).until(() -> pool.stats().disposals() == 1);
+        eventually().until(() -> pool.stats().disposals() == 1);
         engine.assertNoViolations(); // the drainer disposed it attached
         assertTrue(disposingThreads.get(0).startsWith("refpool-drainer"), disposingThreads.toString());
         assertEquals(1, pool.stats().evictions(EvictionCause.EXPIRED));
@@ -139,7 +138,7 @@ class IdleCacheTest {
         for (int i = 0; i < 5; i++) {
             idle(pool, "k" + i);
         }
-        await().atMost(BOUND).until(() -> pool.stats().evictions(EvictionCause.SIZE) == 3);
+        eventually().until(() -> pool.stats().evictions(EvictionCause.SIZE) == 3);
         assertEquals(3, pool.stats().disposals());
         assertEquals(2, pool.stats().idle());
         engine.assertNoViolations();

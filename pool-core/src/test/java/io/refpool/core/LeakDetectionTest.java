@@ -1,7 +1,6 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
-import static org.awaitility.Awaitility.await;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -41,7 +40,7 @@ class LeakDetectionTest {
 
     /** Waits (bounded) for {@code leaks} reports, nudging the collector between polls. */
     private static void awaitLeaksReleased(RefPool<String, Session> pool, long leaks) {
-        await().atMost(BOUND).pollInterval(NUDGE).until(() -> {
+        eventually().pollInterval(NUDGE).until(() -> {
             System.gc();
             PoolStats stats = pool.stats();
             return stats.leaks() == leaks && stats.pendingDecrements() == 0 && stats.live() == 0;
@@ -85,7 +84,7 @@ class LeakDetectionTest {
         }
         keeper.get().openHandles.incrementAndGet();
         dropHandles(pool, DROPPED, 1);
-        await().atMost(BOUND).pollInterval(NUDGE).until(() -> {
+        eventually().pollInterval(NUDGE).until(() -> {
             System.gc();
             return pool.stats().leaks() == DROPPED && pool.stats().pendingDecrements() == 0;
         });
@@ -122,7 +121,7 @@ class LeakDetectionTest {
         RefPool<String, Session> pool = pool(engine, LeakDetection.SAMPLED);
         int dropped = 4 * DROPPED;
         dropHandles(pool, dropped, 1);
-        await().atMost(BOUND).pollInterval(NUDGE).until(() -> {
+        eventually().pollInterval(NUDGE).until(() -> {
             System.gc();
             return pool.stats().leaks() > 0 && pool.stats().pendingDecrements() == 0;
         });

@@ -3,9 +3,9 @@ package io.refpool.core;
 import static io.refpool.core.CapacityTest.failureOf;
 import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
 import static io.refpool.core.TestKeyedPoolFixtures.start;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -77,13 +77,13 @@ class PoolCloseTest {
             live.close(); // off-attachment after close: the drainer runs at once, not after the delay
             return null;
         });
-        await().atMost(BOUND).until(liveSession::isDisposed);
+        eventually().until(liveSession::isDisposed);
         Session lateSession = lateAttached.get();
         onOtherThread(() -> {
             lateAttached.close();
             return null;
         });
-        await().atMost(BOUND).until(lateSession::isDisposed);
+        eventually().until(lateSession::isDisposed);
         assertEquals(0, pool.stats().live());
         engine.assertAllDisposedExactlyOnce();
         assertEquals(5, pool.stats().disposals());

@@ -1,10 +1,9 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
 import static io.refpool.core.TestKeyedPoolFixtures.start;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -161,7 +160,7 @@ class PoolStatsTest {
         RefPool<String, Session> pool = engine.build(
                 engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofMillis(10)));
         dropOneHandle(pool);
-        await().atMost(BOUND).pollInterval(Duration.ofMillis(50)).until(() -> {
+        eventually().pollInterval(Duration.ofMillis(50)).until(() -> {
             System.gc();
             return pool.stats().leaks() == 1;
         });
@@ -220,7 +219,7 @@ class PoolStatsTest {
             waiter.join();
             // a leak
             dropOneHandle(pool);
-            await().atMost(BOUND).pollInterval(Duration.ofMillis(50)).until(() -> {
+            eventually().pollInterval(Duration.ofMillis(50)).until(() -> {
                 System.gc();
                 return pool.stats().leaks() == 1;
             });

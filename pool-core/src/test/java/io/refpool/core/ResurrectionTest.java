@@ -1,8 +1,7 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -79,7 +78,7 @@ class ResurrectionTest {
             try (Handle<Session> again = pool.acquire("image-7")) {
                 again.get().openHandles.incrementAndGet();
                 // this thread stays attached; the drainer attaches (shared) and applies the close
-                await().atMost(BOUND).until(() -> pool.stats().pendingDecrements() == 0);
+                eventually().until(() -> pool.stats().pendingDecrements() == 0);
                 assertEquals(1, pool.stats().drains());
                 assertFalse(again.get().isDisposed());
                 assertEquals(1, pool.stats().live());

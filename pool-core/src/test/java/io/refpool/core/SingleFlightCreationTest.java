@@ -2,8 +2,8 @@ package io.refpool.core;
 
 import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.start;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -51,7 +51,7 @@ class SingleFlightCreationTest {
         }
         assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "no acquirer reached the factory");
         // the creator waits on the test's latch (timed), the 15 others on the creation: all parked
-        await().atMost(BOUND).until(() -> workers.stream().allMatch(w -> {
+        eventually().until(() -> workers.stream().allMatch(w -> {
             Thread.State state = w.thread.getState();
             return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
         }));

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.awaitility.core.ConditionFactory;
 
 /**
  * Fixtures of the keyed-pool tests: a fake engine whose sessions record how they were disposed, a
@@ -28,6 +29,11 @@ final class TestKeyedPoolFixtures {
     static final Duration BOUND = Duration.ofSeconds(20);
 
     private TestKeyedPoolFixtures() {}
+
+    /** An Awaitility wait bounded by {@link #BOUND} that checks at once, then every few milliseconds. */
+    static ConditionFactory eventually() {
+        return await().atMost(BOUND).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5));
+    }
 
     /** An engine object. */
     static final class Session {
@@ -137,7 +143,7 @@ final class TestKeyedPoolFixtures {
 
         /** Waits (bounded) until every session created was disposed, then checks each once. */
         void awaitAllDisposedExactlyOnce() {
-            await().atMost(BOUND).until(() -> created.stream().allMatch(Session::isDisposed));
+            eventually().until(() -> created.stream().allMatch(Session::isDisposed));
             assertAllDisposedExactlyOnce();
         }
     }
@@ -244,7 +250,7 @@ final class TestKeyedPoolFixtures {
 
         /** Waits (bounded) until the thread is parked in {@code state}. */
         Worker<T> awaitState(Thread.State state) {
-            await().atMost(BOUND).until(() -> thread.getState() == state);
+            eventually().until(() -> thread.getState() == state);
             return this;
         }
     }
