@@ -37,6 +37,11 @@ import org.junit.jupiter.api.Test;
  * objects, pending decrements and a FIFO line of capacity waiters. The model learns only what the
  * pool may choose freely: which idle object a capacity eviction picks.
  *
+ * <p>{@link #concurrentRunsKeepTheInvariants} runs {@link TestKeyedConcurrentRun}s: several threads
+ * doing the same operations plus handing handles to each other, timed-out async acquires, expiry on
+ * a manual ticker and a pool close in the middle of some runs, checked against what the model can
+ * say without knowing the interleaving, and against DESIGN.md's invariants once they are done.
+ *
  * <p>A run prints nothing unless it fails; then the message names its seed, which
  * {@code -Drefpool.model.seed=<seed>} replays.
  */
@@ -44,6 +49,9 @@ class PoolModelPropertyTest {
     static final String SEED_PROPERTY = "refpool.model.seed";
     private static final int SEQUENTIAL_RUNS = 300;
     private static final int SEQUENTIAL_STEPS = 150;
+    private static final int CONCURRENT_RUNS = 40;
+    private static final int CONCURRENT_THREADS = 3;
+    private static final int CONCURRENT_STEPS = 300;
     private static final String[] KEYS = {"k0", "k1", "k2", "k3"};
 
     private static ExecutorService offAttachment;
@@ -94,6 +102,18 @@ class PoolModelPropertyTest {
                 throw failedRun("sequential model run", seed, run.trace, failure);
             } finally {
                 run.pool.close();
+            }
+        }
+    }
+
+    @Test
+    void concurrentRunsKeepTheInvariants() throws Exception {
+        for (long seed : seeds(CONCURRENT_RUNS)) {
+            TestKeyedConcurrentRun run = new TestKeyedConcurrentRun(seed, CONCURRENT_THREADS, CONCURRENT_STEPS);
+            try {
+                run.run();
+            } catch (Throwable failure) {
+                throw failedRun("concurrent run", seed, run.trace, failure);
             }
         }
     }
