@@ -184,8 +184,9 @@ class PoolStatsTest {
             recording.start();
 
             Engine engine = new Engine();
+            // no drainer during the test: the three deferred releases below are drained as one batch
             RefPool<String, Session> pool = engine.build(
-                    engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofMillis(10)));
+                    engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofHours(1)));
             // a drain of three deferred releases
             List<Handle<Session>> handles = new ArrayList<>();
             try (Attachment attached = pool.attach()) {
@@ -221,7 +222,7 @@ class PoolStatsTest {
             dropOneHandle(pool);
             eventually().pollInterval(Duration.ofMillis(50)).until(() -> {
                 System.gc();
-                return pool.stats().leaks() == 1;
+                return !engine.errors(PoolError.Kind.HANDLE_LEAKED).isEmpty(); // reported after its event
             });
             pool.close();
 
