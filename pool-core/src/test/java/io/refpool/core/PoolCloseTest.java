@@ -202,4 +202,33 @@ class PoolCloseTest {
         created.close(); // off-attachment, after close
         engine.awaitAllDisposedExactlyOnce();
     }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void anAttachGrantedTheGateJustBeforeCloseIsLeftDetachedWhenItFails(AttachMode mode) throws Exception {
+        int closedAfterGrant = 0;
+        for (int round = 0; round < 20; round++) {
+            Engine engine = new Engine();
+            RefPool<String, Session> pool = engine.build(engine.builder().attachMode(mode));
+            Attachment holder = pool.exclusive(); // attach() in EXCLUSIVE mode
+            Worker<Boolean> waiter = start("waiter", () -> {
+                try {
+                    pool.attach().close();
+                    return false;
+                } catch (PoolClosedException closed) {
+                    assertFalse(pool.isAttached(), "attach() threw, yet left this thread attached");
+                    return true;
+                }
+            });
+            waiter.awaitState(Thread.State.WAITING); // in line for the gate
+            // hands the gate to the waiter, which wakes up while close (on this thread) begins:
+            // the waiter's grant beats close's cancellation, and it then finds the pool closing
+            holder.close();
+            pool.close();
+            if (waiter.join()) {
+                closedAfterGrant++;
+            }
+        }
+        assertTrue(closedAfterGrant > 0, "the waiter never found the pool closed after its grant");
+    }
 }

@@ -79,6 +79,8 @@ final class Attacher<K, V> {
         AttachScope scope = s.open(1);
         if (!internal && core.isClosed()) {
             scope.open = false;
+            s.depth = 0; // detached again before the gate goes, as in detachOutermost
+            s.attacher = null;
             leaveGate(s);
             throw new PoolClosedException("the pool closed while this thread waited to attach");
         }
