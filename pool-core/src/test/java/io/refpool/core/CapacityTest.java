@@ -160,6 +160,45 @@ class CapacityTest {
     }
 
     @Test
+    void aWaiterWhoseFutureTheCallerCancelsLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
+        assertTrue(waiter.cancel(false), "the caller gives up on its own future");
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertEquals(0, pool.stats().capacityWaiters());
+        assertEquals(0, pool.stats().live(), "no object is held for a caller who gave up");
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterWhoseFutureTimesOutLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b").orTimeout(20, TimeUnit.MILLISECONDS);
+        assertInstanceOf(java.util.concurrent.TimeoutException.class, failureOf(waiter));
+        try (Attachment attached = pool.attach()) {
+            a.close(); // may serve the waiter before its wait is cancelled: its handle is then closed
+        }
+        eventually().until(() -> pool.stats().live() == 0); // no object is held for a caller who gave up
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void aWaiterCancelledAfterItsPermitWasGrantedGivesThePermitBack() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));

@@ -282,7 +282,24 @@ public final class PoolCore<K, V> {
                 return CompletableFuture.completedStage(newHandle(entry));
             }
         }
-        return acquireAsync(key, token, null);
+        // the caller may cancel or time out the future it gets (orTimeout): then the wait ends, and
+        // a handle that arrives anyway is closed, so neither a reference nor a permit is lost
+        CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
+        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
+        acquireAsync(key, callerGaveUp.token(), null).whenComplete((handle, failure) -> {
+            callerGaveUp.close();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else if (!result.complete(handle)) {
+                handle.close();
+            }
+        });
+        result.whenComplete((handle, failure) -> {
+            if (failure != null) {
+                callerGaveUp.cancel(); // a no-op once the wait has ended
+            }
+        });
+        return result;
     }
 
     private CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token, Guard permit) {
