@@ -110,6 +110,29 @@ class IdleCacheTest {
     }
 
     @Test
+    void anObjectIdledAgainBeforeItsQueuedEvictionIsAppliedStaysIdle() {
+        Engine engine = new Engine();
+        ManualTicker ticker = new ManualTicker();
+        RefPool<String, Session> pool = expiringPool(engine, ticker);
+        idle(pool, "a");
+        ticker.advance(EXPIRY.plusSeconds(1));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("b").close(); // queues the eviction of "a"
+            pool.acquire("a").close(); // revives "a" and idles it again, freshly used
+            pool.attach().close(); // applies the stale eviction
+            assertFalse(engine.created.get(0).isDisposed(), "the eviction was for an idle spell that ended");
+            assertEquals(2, pool.stats().idle());
+        }
+        try (Attachment attached = pool.attach();
+                Handle<Session> a = pool.acquire("a")) {
+            assertSame(engine.created.get(0), a.get(), "revived from the cache, not created again");
+        }
+        assertEquals(2, engine.factoryCalls.get());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void aShortRealExpiryDisposesOnTheDrainerAttached() {
         Engine engine = new Engine();
         List<String> disposingThreads = new CopyOnWriteArrayList<>();

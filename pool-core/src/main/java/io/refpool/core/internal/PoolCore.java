@@ -56,7 +56,9 @@ import java.util.function.Function;
  *
  * <p><b>Idle cache.</b> Acquire revives an idle object (count 0 to 1) and removes it from the cache,
  * which Caffeine reports as {@code EXPLICIT}: ignored. Only evictions count: the listener enqueues
- * them on the release queue, and the attached apply disposes the object if it is still idle.
+ * them on the release queue, and the attached apply disposes the object if it is still idle from
+ * that spell: an object revived meanwhile fails the claim, and one idled again is back in the cache,
+ * whose policy decides anew. The cache holds only idle objects.
  *
  * <p><b>Capacity.</b> Each object holds one permit of the pool's {@link AsyncSemaphore} from creation
  * to disposal. Creation without a permit evicts idle objects first; an attached {@code acquire} then
@@ -208,8 +210,14 @@ public final class PoolCore<K, V> {
                 try {
                     if (item instanceof Eviction) {
                         Eviction<?, ?> eviction = (Eviction<?, ?>) item;
-                        if (claimForDisposal(cast(eviction.entry), s)) {
+                        Entry<K, V> entry = cast(eviction.entry);
+                        if (idle.policy().getIfPresentQuietly(entry.key) == entry.value) {
+                            continue; // revived and idled again since: the cache governs it anew
+                        }
+                        if (claimForDisposal(entry, s)) {
                             counters.evicted(eviction.cause);
+                            // a put that raced the claim must not leave a disposed object cached
+                            idle.asMap().remove(entry.key, entry.value);
                         }
                     } else {
                         decrementNow(cast(item), s);
