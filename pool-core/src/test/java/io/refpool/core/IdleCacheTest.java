@@ -1,5 +1,7 @@
 package io.refpool.core;
 
+import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
 import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,9 +11,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -128,6 +134,54 @@ class IdleCacheTest {
             assertSame(engine.created.get(0), a.get(), "revived from the cache, not created again");
         }
         assertEquals(2, engine.factoryCalls.get());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void anObjectRevivedWhileItsReleaserPutsItInTheCacheDoesNotStayCached() throws Exception {
+        Engine engine = new Engine();
+        ManualTicker ticker = new ManualTicker();
+        CountDownLatch inPut = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicReference<Thread> pauseIn = new AtomicReference<>();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                // the weigher runs inside the cache's put, before the object is in the map
+                .idle(cache -> cache.maximumWeight(100)
+                        .weigher((key, value) -> {
+                            if (Thread.currentThread() == pauseIn.get()) {
+                                inPut.countDown();
+                                awaitLatch(proceed);
+                            }
+                            return 1;
+                        })
+                        .expireAfterAccess(EXPIRY)
+                        .ticker(ticker)
+                        .executor(Runnable::run)));
+        Handle<Session> first;
+        try (Attachment attached = pool.attach()) {
+            first = pool.acquire("k");
+        }
+        Worker<Void> releaser = TestKeyedPoolFixtures.prepare("releaser", () -> {
+            try (Attachment attached = pool.attach()) {
+                first.close(); // count 0: on its way into the cache
+            }
+            return null;
+        });
+        pauseIn.set(releaser.thread);
+        releaser.begin();
+        assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        try (Attachment attached = pool.attach();
+                Handle<Session> revived = pool.acquire("k")) { // count 0 to 1, before the put lands
+            proceed.countDown();
+            releaser.join();
+            ticker.advance(EXPIRY.plusSeconds(1));
+            pool.acquire("other").close(); // a write: the cache expires what it holds
+            assertEquals(0, pool.stats().pendingDecrements(), "the live object was not in the cache to expire");
+            assertFalse(revived.get().isDisposed());
+        }
         pool.close();
         engine.assertAllDisposedExactlyOnce();
     }

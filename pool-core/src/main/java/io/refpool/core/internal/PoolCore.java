@@ -572,7 +572,14 @@ public final class PoolCore<K, V> {
         if (entry.release() == 0) {
             if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
                 idle.put(entry.key, entry.value);
-                if (capacity != null && capacity.queueLength() > 0) {
+                if (entry.count() != 0) {
+                    // revived before this put landed, so its reviver found nothing to take back;
+                    // removing it only while it is live keeps a put of a later release in place
+                    idle.asMap()
+                            .computeIfPresent(
+                                    entry.key,
+                                    (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+                } else if (capacity != null && capacity.queueLength() > 0) {
                     // a waiter queued meanwhile and may have looked for idle objects before the put:
                     // either it sees this object in the cache, or this thread sees it in line
                     reclaimForWaiter(entry, s);
