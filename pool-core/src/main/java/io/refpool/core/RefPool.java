@@ -158,7 +158,9 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Opens a handle to the object of {@code key} from any thread, attaching as needed and waiting
-     * in line (FIFO, detached) for capacity.
+     * in line (FIFO, detached) for capacity. A caller that cancels or completes the returned future
+     * itself (with {@code orTimeout}, say) ends the wait as the token would; a handle that arrives
+     * anyway is closed, so no reference or capacity is lost.
      *
      * @param key the key
      * @param token cancels the wait for the gate or for capacity

@@ -56,11 +56,18 @@ import java.util.function.Function;
  *
  * <p><b>Idle cache.</b> Acquire revives an idle object (count 0 to 1) and removes it from the cache,
  * which Caffeine reports as {@code EXPLICIT}: ignored. Only evictions count: the listener enqueues
- * them on the release queue, and the attached apply disposes the object if it is still idle.
+ * them on the release queue, and the attached apply disposes the object if it is still idle from
+ * that spell: an object revived meanwhile fails the claim, and one idled again is back in the cache,
+ * whose policy decides anew. The cache holds only idle objects.
  *
  * <p><b>Capacity.</b> Each object holds one permit of the pool's {@link AsyncSemaphore} from creation
  * to disposal. Creation without a permit evicts idle objects first; an attached {@code acquire} then
- * fails fast, while {@code acquireAsync} waits in line, detached.
+ * fails fast, while {@code acquireAsync} waits in line, detached. While anyone waits in line, an
+ * object reaching count 0 is disposed so its permit goes to the head waiter. An object that idles
+ * just as a waiter queues is reclaimed by whichever of the two sees the other: the releaser checks
+ * the line again after its put, and the waiter, once queued, evicts idle objects (Dekker-style, on
+ * the volatile queue length and the cache's map), so nobody waits while an idle object holds a
+ * permit.
  *
  * <p><b>Drainer.</b> When releases stay pending with no attach for the drain delay, or pile up past
  * the threshold, a task on the pool's executor attaches and applies them. After close, every pending
@@ -203,13 +210,19 @@ public final class PoolCore<K, V> {
                 try {
                     if (item instanceof Eviction) {
                         Eviction<?, ?> eviction = (Eviction<?, ?>) item;
-                        if (claimForDisposal(cast(eviction.entry), s)) {
+                        Entry<K, V> entry = cast(eviction.entry);
+                        if (idle.policy().getIfPresentQuietly(entry.key) == entry.value) {
+                            continue; // revived and idled again since: the cache governs it anew
+                        }
+                        if (claimForDisposal(entry, s)) {
                             counters.evicted(eviction.cause);
+                            // a put that raced the claim must not leave a disposed object cached
+                            idle.asMap().remove(entry.key, entry.value);
                         }
                     } else {
                         decrementNow(cast(item), s);
                     }
-                } catch (RuntimeException | Error e) {
+                } catch (Throwable e) {
                     report(PoolError.Kind.DISPOSER_FAILED, null, "applying a deferred release failed", e);
                 }
             }
@@ -277,7 +290,24 @@ public final class PoolCore<K, V> {
                 return CompletableFuture.completedStage(newHandle(entry));
             }
         }
-        return acquireAsync(key, token, null);
+        // the caller may cancel or time out the future it gets (orTimeout): then the wait ends, and
+        // a handle that arrives anyway is closed, so neither a reference nor a permit is lost
+        CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
+        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
+        acquireAsync(key, callerGaveUp.token(), null).whenComplete((handle, failure) -> {
+            callerGaveUp.close();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else if (!result.complete(handle)) {
+                handle.close();
+            }
+        });
+        result.whenComplete((handle, failure) -> {
+            if (failure != null) {
+                callerGaveUp.cancel(); // a no-op once the wait has ended
+            }
+        });
+        return result;
     }
 
     private CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token, Guard permit) {
@@ -290,9 +320,13 @@ public final class PoolCore<K, V> {
                 return CompletableFuture.completedStage(handle);
             }
             if (result instanceof Creation) {
+                // single flight: a failed creation fails its async waiters too; one that made
+                // nothing (it lacked capacity) lets them try again
                 return ((Creation<?, ?>) result)
-                        .handle((entry, failure) -> null)
-                        .thenCompose(ignored -> acquireAsync(key, token, permit));
+                        .handle((entry, failure) -> failure)
+                        .thenCompose(failure -> failure == null
+                                ? acquireAsync(key, token, permit)
+                                : CompletableFuture.failedStage(failure));
             }
             return waitForCapacity(key, token);
         });
@@ -304,8 +338,16 @@ public final class PoolCore<K, V> {
                     new PoolClosedException("acquireAsync('" + key + "') on a closed pool"));
         }
         CancellationSource linked = CancellationSource.linkedTo(token, closing.token());
-        return capacity.acquire(1, linked.token())
-                .handle((permit, failure) -> {
+        CompletionStage<Guard> waiting = capacity.acquire(1, linked.token());
+        if (idle != null && capacity.queueLength() > 0) {
+            // an object may have idled after this acquirer's attempt looked for idle objects and
+            // before it queued, when nobody was in line to dispose it for: reclaim idle objects now
+            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                evictIdleForWaiters(attacher.state());
+                return null;
+            });
+        }
+        return waiting.handle((permit, failure) -> {
                     linked.close();
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
@@ -403,7 +445,7 @@ public final class PoolCore<K, V> {
             counters.creations.increment();
             creation.complete(entry);
             return newHandle(entry);
-        } catch (RuntimeException | Error failure) {
+        } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             if (permit != null) {
                 permit.close();
             }
@@ -427,11 +469,24 @@ public final class PoolCore<K, V> {
         }
     }
 
+    /** Disposes idle objects while capacity waiters are queued; their permits go to the waiters. */
+    private void evictIdleForWaiters(AttachState s) {
+        while (capacity.queueLength() > 0 && evictOneIdle(s)) {
+            // the permit of each disposed object went to the head waiter
+        }
+    }
+
     private boolean evictOneIdle(AttachState s) {
         if (idle == null) {
             return false;
         }
-        for (Map.Entry<K, V> candidate : coldestIdle().entrySet()) {
+        Map<K, V> coldest = coldestIdle();
+        // then anything idle: the policy's order may not have seen the latest put yet
+        return evictOneOf(coldest, s) || (coldest != idle.asMap() && evictOneOf(idle.asMap(), s));
+    }
+
+    private boolean evictOneOf(Map<K, V> candidates, AttachState s) {
+        for (Map.Entry<K, V> candidate : candidates.entrySet()) {
             if (idle.asMap().remove(candidate.getKey(), candidate.getValue())) {
                 Object slot = slots.get(candidate.getKey());
                 if (slot instanceof Entry) {
@@ -457,7 +512,7 @@ public final class PoolCore<K, V> {
         if (byAccess.isPresent()) {
             return byAccess.get().oldest(4);
         }
-        return Map.copyOf(idle.asMap());
+        return idle.asMap();
     }
 
     private void revived(Entry<K, V> entry) {
@@ -524,7 +579,7 @@ public final class PoolCore<K, V> {
             } finally {
                 attached.close();
             }
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) {
             report(PoolError.Kind.DISPOSER_FAILED, null, "the drainer failed to apply pending releases", e);
         }
     }
@@ -533,9 +588,27 @@ public final class PoolCore<K, V> {
         if (entry.release() == 0) {
             if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
                 idle.put(entry.key, entry.value);
+                if (entry.count() != 0) {
+                    // revived before this put landed, so its reviver found nothing to take back;
+                    // removing it only while it is live keeps a put of a later release in place
+                    idle.asMap()
+                            .computeIfPresent(
+                                    entry.key,
+                                    (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+                } else if (capacity != null && capacity.queueLength() > 0) {
+                    // a waiter queued meanwhile and may have looked for idle objects before the put:
+                    // either it sees this object in the cache, or this thread sees it in line
+                    reclaimForWaiter(entry, s);
+                }
             } else { // no cache, closing, or someone waits for the permit this object holds
                 claimForDisposal(entry, s);
             }
+        }
+    }
+
+    private void reclaimForWaiter(Entry<K, V> entry, AttachState s) {
+        if (idle.asMap().remove(entry.key, entry.value)) { // EXPLICIT: the listener leaves it alone
+            claimForDisposal(entry, s);
         }
     }
 
@@ -575,7 +648,7 @@ public final class PoolCore<K, V> {
         instances.remove(new Identity(entry.value));
         try {
             disposer.accept(entry.value);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
             report(PoolError.Kind.DISPOSER_FAILED, entry.key, "the disposer failed for key '" + entry.key + "'", e);
         } finally {
             if (entry.permit != null) {
@@ -629,7 +702,7 @@ public final class PoolCore<K, V> {
         PoolError error = new PoolError(kind, key, message, cause);
         try {
             errors.onError(error);
-        } catch (RuntimeException | Error listenerFailure) {
+        } catch (Throwable listenerFailure) {
             LOGGING_LISTENER.onError(
                     new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
         }

@@ -1,0 +1,434 @@
+package io.refpool.bench;
+
+import io.refpool.bench.baseline.HandRolledRefPool;
+import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
+import io.refpool.core.Handle;
+import io.refpool.core.LeakDetection;
+import io.refpool.core.RefPool;
+import java.util.concurrent.TimeUnit;
+import org.apache.commons.pool2.BaseKeyedPooledObjectFactory;
+import org.apache.commons.pool2.PooledObject;
+import org.apache.commons.pool2.impl.DefaultPooledObject;
+import org.apache.commons.pool2.impl.GenericKeyedObjectPool;
+import org.apache.commons.pool2.impl.GenericKeyedObjectPoolConfig;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import stormpot.Allocator;
+import stormpot.Pool;
+import stormpot.PoolTap;
+import stormpot.Pooled;
+import stormpot.Slot;
+import stormpot.Timeout;
+
+/**
+ * The keyed pool against the pools a plugin host would use instead, side by side in one run.
+ *
+ * <pre>
+ * java -cp pool-bench/target/pool-bench.jar org.openjdk.jmh.Main PoolBenchmark -prof gc
+ * </pre>
+ *
+ * <p>Three operations, each with every {@code impl}:
+ *
+ * <ul>
+ *   <li>{@link #hotKeyAcquireClose}: acquire and close a handle to a live object (another handle
+ *       keeps it live), the thread attached for the whole iteration. It {@linkplain Scales scales}:
+ *       the runner runs it at 1, 2 and more threads ({@code -t 2} with plain JMH). refpool runs in
+ *       {@code SHARED} mode, so every thread is attached at once.
+ *   <li>{@link #idleRevive}: acquire an idle object (count 0, in the idle cache) and close it back
+ *       to idle; one thread.
+ *   <li>{@link #createDispose}: acquire a key whose object does not exist, so it is created, and
+ *       close it, so it is disposed (no idle cache); one thread.
+ * </ul>
+ *
+ * <p>The implementations:
+ *
+ * <ul>
+ *   <li>{@code refpool}: {@link RefPool}, {@code SHARED} mode, leak detection {@link
+ *       LeakDetection#OFF} (the default, set explicitly here), unbounded, no drainer activity.
+ *   <li>{@code hand-rolled}: {@link HandRolledRefPool}, a {@code ConcurrentHashMap} with an {@code
+ *       AtomicInteger} count per object: the floor, with none of refpool's guarantees.
+ *   <li>{@code commons-pool2}: {@code GenericKeyedObjectPool} borrow and return. It lends each
+ *       borrower an instance of its own (up to 8 per key) instead of sharing one object; its
+ *       "create and dispose" keeps no idle instance ({@code maxIdlePerKey} 0).
+ *   <li>{@code stormpot}: Stormpot 3.2 claim and release through a thread-local tap, one pool (not
+ *       keyed) of up to 8 objects, allocating inline; its "create and dispose" expires the object
+ *       it claimed, so the next claim deallocates and allocates again.
+ * </ul>
+ *
+ * <p>Targets, to be measured on a quiet machine with {@code -prof gc}: refpool's hot-key acquire
+ * and close within 1.5&times; the hand-rolled map's time per operation, at least 10&times;
+ * commons-pool2's throughput, and at most one small allocation per acquire (the handle, 32 bytes
+ * with compressed oops: {@code gc.alloc.rate.norm} &le; 32 B/op).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class PoolBenchmark {
+    private static final String HOT = "hot";
+    private static final String IDLE = "idle";
+    private static final int FRESH_KEYS = 1024;
+    private static final Integer[] FRESH = new Integer[FRESH_KEYS];
+
+    static {
+        for (int i = 0; i < FRESH_KEYS; i++) {
+            FRESH[i] = i;
+        }
+    }
+
+    /** The pool implementation measured. */
+    @Param({"refpool", "hand-rolled", "commons-pool2", "stormpot"})
+    public String impl;
+
+    private Subject subject;
+
+    @Setup(Level.Trial)
+    public void createPools() throws Exception {
+        switch (impl) {
+            case "refpool":
+                subject = new RefPoolSubject();
+                break;
+            case "hand-rolled":
+                subject = new HandRolledSubject();
+                break;
+            case "commons-pool2":
+                subject = new CommonsPoolSubject();
+                break;
+            case "stormpot":
+                subject = new StormpotSubject();
+                break;
+            default:
+                throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void closePools() throws Exception {
+        subject.shutdown();
+    }
+
+    /** A benchmark thread's hold on the subject: an attachment, a thread-local tap, a key cursor. */
+    @State(Scope.Thread)
+    public static class PerThread {
+        SubjectThread thread;
+
+        @Setup(Level.Iteration)
+        public void enter(PoolBenchmark benchmark) {
+            thread = benchmark.subject.enter();
+        }
+
+        @TearDown(Level.Iteration)
+        public void leave() {
+            thread.leave();
+        }
+    }
+
+    @Benchmark
+    @Scales
+    public Object hotKeyAcquireClose(PerThread perThread) throws Exception {
+        return perThread.thread.hotKey();
+    }
+
+    @Benchmark
+    public Object idleRevive(PerThread perThread) throws Exception {
+        return perThread.thread.idleRevive();
+    }
+
+    @Benchmark
+    public Object createDispose(PerThread perThread) throws Exception {
+        return perThread.thread.createDispose();
+    }
+
+    /** What is measured, behind one interface so each trial's call sites stay monomorphic. */
+    interface Subject {
+        SubjectThread enter();
+
+        void shutdown() throws Exception;
+    }
+
+    /** One benchmark thread's operations on a subject. */
+    interface SubjectThread {
+        Object hotKey() throws Exception;
+
+        Object idleRevive() throws Exception;
+
+        Object createDispose() throws Exception;
+
+        void leave();
+    }
+
+    /** The engine object every pool hands out. */
+    static final class Resource {
+        final Object key;
+
+        Resource(Object key) {
+            this.key = key;
+        }
+    }
+
+    // ------------------------------------------------------------------ refpool
+
+    @SuppressWarnings("try") // attachments scope the calls inside them without being referenced
+    static final class RefPoolSubject implements Subject {
+        final RefPool<String, Resource> hot = build();
+        final RefPool<String, Resource> idle = RefPool.<String, Resource>builder(Resource::new)
+                .attachMode(AttachMode.SHARED)
+                .leakDetection(LeakDetection.OFF)
+                .idle(cache -> cache.maximumSize(16))
+                .build();
+        final RefPool<Integer, Resource> fresh = RefPool.<Integer, Resource>builder(Resource::new)
+                .attachMode(AttachMode.SHARED)
+                .leakDetection(LeakDetection.OFF)
+                .build();
+        final Handle<Resource> keeper;
+
+        RefPoolSubject() {
+            try (Attachment attached = hot.attach()) {
+                keeper = hot.acquire(HOT); // keeps the hot key's object live
+            }
+            try (Attachment attached = idle.attach()) {
+                idle.acquire(IDLE).close(); // the idle key's object waits in the idle cache
+            }
+        }
+
+        private static RefPool<String, Resource> build() {
+            return RefPool.<String, Resource>builder(Resource::new)
+                    .attachMode(AttachMode.SHARED)
+                    .leakDetection(LeakDetection.OFF)
+                    .build();
+        }
+
+        @Override
+        public SubjectThread enter() {
+            Attachment hotScope = hot.attach();
+            Attachment idleScope = idle.attach();
+            Attachment freshScope = fresh.attach();
+            return new SubjectThread() {
+                private int cursor;
+
+                @Override
+                public Object hotKey() {
+                    try (Handle<Resource> handle = hot.acquire(HOT)) {
+                        return handle.get();
+                    }
+                }
+
+                @Override
+                public Object idleRevive() {
+                    try (Handle<Resource> handle = idle.acquire(IDLE)) {
+                        return handle.get();
+                    }
+                }
+
+                @Override
+                public Object createDispose() {
+                    try (Handle<Resource> handle = fresh.acquire(FRESH[cursor++ & (FRESH_KEYS - 1)])) {
+                        return handle.get();
+                    }
+                }
+
+                @Override
+                public void leave() {
+                    freshScope.close();
+                    idleScope.close();
+                    hotScope.close();
+                }
+            };
+        }
+
+        @Override
+        public void shutdown() {
+            try (Attachment attached = hot.attach()) {
+                keeper.close();
+            }
+            hot.close();
+            idle.close();
+            fresh.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ hand-rolled
+
+    static final class HandRolledSubject implements Subject {
+        final HandRolledRefPool<String, Resource> hot = new HandRolledRefPool<>(Resource::new, r -> {}, false);
+        final HandRolledRefPool<String, Resource> idle = new HandRolledRefPool<>(Resource::new, r -> {}, true);
+        final HandRolledRefPool<Integer, Resource> fresh = new HandRolledRefPool<>(Resource::new, r -> {}, false);
+        final HandRolledRefPool.Lease<String, Resource> keeper = hot.acquire(HOT);
+
+        HandRolledSubject() {
+            idle.acquire(IDLE).close();
+        }
+
+        @Override
+        public SubjectThread enter() {
+            return new SubjectThread() {
+                private int cursor;
+
+                @Override
+                public Object hotKey() {
+                    try (HandRolledRefPool.Lease<String, Resource> lease = hot.acquire(HOT)) {
+                        return lease.get();
+                    }
+                }
+
+                @Override
+                public Object idleRevive() {
+                    try (HandRolledRefPool.Lease<String, Resource> lease = idle.acquire(IDLE)) {
+                        return lease.get();
+                    }
+                }
+
+                @Override
+                public Object createDispose() {
+                    try (HandRolledRefPool.Lease<Integer, Resource> lease =
+                            fresh.acquire(FRESH[cursor++ & (FRESH_KEYS - 1)])) {
+                        return lease.get();
+                    }
+                }
+
+                @Override
+                public void leave() {}
+            };
+        }
+
+        @Override
+        public void shutdown() {
+            keeper.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ commons-pool2
+
+    static final class CommonsPoolSubject implements Subject {
+        final GenericKeyedObjectPool<Object, Resource> pooled = new GenericKeyedObjectPool<>(new Factory(), config(8));
+        final GenericKeyedObjectPool<Object, Resource> fresh = new GenericKeyedObjectPool<>(new Factory(), config(0));
+
+        CommonsPoolSubject() throws Exception {
+            pooled.addObject(HOT);
+            pooled.addObject(IDLE);
+        }
+
+        private static GenericKeyedObjectPoolConfig<Resource> config(int maxIdlePerKey) {
+            GenericKeyedObjectPoolConfig<Resource> config = new GenericKeyedObjectPoolConfig<>();
+            config.setMaxTotalPerKey(8);
+            config.setMaxIdlePerKey(maxIdlePerKey);
+            config.setJmxEnabled(false);
+            return config;
+        }
+
+        @Override
+        public SubjectThread enter() {
+            return new SubjectThread() {
+                private int cursor;
+
+                @Override
+                public Object hotKey() throws Exception {
+                    Resource resource = pooled.borrowObject(HOT);
+                    pooled.returnObject(HOT, resource);
+                    return resource;
+                }
+
+                @Override
+                public Object idleRevive() throws Exception {
+                    Resource resource = pooled.borrowObject(IDLE);
+                    pooled.returnObject(IDLE, resource);
+                    return resource;
+                }
+
+                @Override
+                public Object createDispose() throws Exception {
+                    Integer key = FRESH[cursor++ & (FRESH_KEYS - 1)];
+                    Resource resource = fresh.borrowObject(key);
+                    fresh.returnObject(key, resource); // no idle instance kept: destroyed
+                    return resource;
+                }
+
+                @Override
+                public void leave() {}
+            };
+        }
+
+        @Override
+        public void shutdown() {
+            pooled.close();
+            fresh.close();
+        }
+
+        static final class Factory extends BaseKeyedPooledObjectFactory<Object, Resource> {
+            @Override
+            public Resource create(Object key) {
+                return new Resource(key);
+            }
+
+            @Override
+            public PooledObject<Resource> wrap(Resource value) {
+                return new DefaultPooledObject<>(value);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ stormpot
+
+    static final class StormpotSubject implements Subject {
+        private static final Timeout WAIT = new Timeout(10, TimeUnit.SECONDS);
+
+        final Pool<Pooled<Resource>> pooled =
+                Pool.fromInline(new ResourceAllocator()).setSize(8).build();
+        final Pool<Pooled<Resource>> fresh =
+                Pool.fromInline(new ResourceAllocator()).setSize(1).build();
+
+        @Override
+        public SubjectThread enter() {
+            PoolTap<Pooled<Resource>> pooledTap = pooled.getThreadLocalTap();
+            PoolTap<Pooled<Resource>> freshTap = fresh.getThreadLocalTap();
+            return new SubjectThread() {
+                @Override
+                public Object hotKey() throws Exception {
+                    Pooled<Resource> claimed = pooledTap.claim(WAIT);
+                    claimed.release();
+                    return claimed.object;
+                }
+
+                @Override
+                public Object idleRevive() throws Exception {
+                    return hotKey(); // every pooled object idles between claims
+                }
+
+                @Override
+                public Object createDispose() throws Exception {
+                    Pooled<Resource> claimed = freshTap.claim(WAIT);
+                    claimed.expire(); // the next claim deallocates it and allocates anew
+                    claimed.release();
+                    return claimed.object;
+                }
+
+                @Override
+                public void leave() {}
+            };
+        }
+
+        @Override
+        public void shutdown() throws InterruptedException {
+            pooled.shutdown().await(WAIT);
+            fresh.shutdown().await(WAIT);
+        }
+
+        static final class ResourceAllocator implements Allocator<Pooled<Resource>> {
+            @Override
+            public Pooled<Resource> allocate(Slot slot) {
+                return new Pooled<>(slot, new Resource(slot));
+            }
+
+            @Override
+            public void deallocate(Pooled<Resource> poolable) {}
+        }
+    }
+}

@@ -1,0 +1,401 @@
+package io.refpool.core;
+
+import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
+import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.PauseAt;
+import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.TestKeyedPoolFixtures.Worker;
+import io.refpool.core.internal.ReleaseQueueHooks.Point;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Capacity: {@code maxObjects} bounds live plus idle objects. An attached acquire evicts idle
+ * objects and then fails fast; {@code acquireAsync} waits in line, detached, and is served FIFO as
+ * objects free up. Cancelled and timed-out waiters lose no permit, which the tests check by
+ * acquiring up to {@code maxObjects} objects afterwards.
+ */
+class CapacityTest {
+    private static CompletableFuture<Handle<Session>> acquireAsync(RefPool<String, Session> pool, String key) {
+        return pool.acquireAsync(key, CancellationToken.none()).toCompletableFuture();
+    }
+
+    /** {@return the exception {@code future} failed with, unwrapped; waits (bounded) for it} */
+    static Throwable failureOf(CompletableFuture<?> future) throws Exception {
+        Throwable failure = future.handle((value, t) -> t).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        assertTrue(failure != null, "the future succeeded: " + future);
+        return failure instanceof CompletionException ? failure.getCause() : failure;
+    }
+
+    /**
+     * Checks that exactly {@code maxObjects} new objects can be created now (nothing idle, nothing
+     * live): no permit was lost and none was made up. Disposes them again.
+     */
+    static void assertAllPermitsFree(RefPool<String, Session> pool, int maxObjects) {
+        List<Handle<Session>> handles = new ArrayList<>();
+        try (Attachment attached = pool.attach()) {
+            for (int i = 0; i < maxObjects; i++) {
+                handles.add(pool.acquire("probe-" + i));
+            }
+            assertThrows(CapacityExhaustedException.class, () -> pool.acquire("probe-beyond"));
+            handles.forEach(Handle::close);
+        }
+    }
+
+    @Test
+    void waitersAreServedFifoAsObjectsFreeUp() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(2));
+        Handle<Session> a;
+        Handle<Session> b;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+            b = pool.acquire("b");
+        }
+        List<String> served = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Handle<Session>>> waiters = new ArrayList<>();
+        for (String key : List.of("c", "d", "e")) {
+            waiters.add(acquireAsync(pool, key).whenComplete((handle, failure) -> served.add(key)));
+        }
+        assertEquals(3, pool.stats().capacityWaiters());
+        assertEquals(List.of(), served);
+
+        try (Attachment attached = pool.attach()) {
+            a.close(); // disposed, not idled: its permit goes to the head waiter
+        }
+        assertEquals(List.of("c"), served);
+        try (Attachment attached = pool.attach()) {
+            b.close();
+        }
+        assertEquals(List.of("c", "d"), served);
+        try (Attachment attached = pool.attach()) {
+            waiters.get(0).join().close();
+        }
+        assertEquals(List.of("c", "d", "e"), served);
+        assertEquals(0, pool.stats().capacityWaiters());
+        try (Attachment attached = pool.attach()) {
+            waiters.get(1).join().close();
+            waiters.get(2).join().close();
+        }
+        assertAllPermitsFree(pool, 2);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aCancelledWaiterLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(2));
+        Handle<Session> a;
+        Handle<Session> b;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+            b = pool.acquire("b");
+        }
+        CancellationSource source = new CancellationSource();
+        CompletableFuture<Handle<Session>> waiter =
+                pool.acquireAsync("c", source.token()).toCompletableFuture();
+        CompletableFuture<Handle<Session>> behind = acquireAsync(pool, "d");
+        assertEquals(2, pool.stats().capacityWaiters());
+
+        source.cancel();
+        assertInstanceOf(CancellationException.class, failureOf(waiter));
+        assertEquals(1, pool.stats().capacityWaiters());
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        try (Handle<Session> d = behind.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+                Attachment attached = pool.attach()) {
+            assertEquals("d", d.get().key, "the next waiter got the freed permit");
+            b.close();
+        }
+        assertAllPermitsFree(pool, 2);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aTimedOutWaiterLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CancellationSource deadline = new CancellationSource();
+        deadline.cancelAfter(Duration.ofMillis(50));
+        CompletableFuture<Handle<Session>> waiter =
+                pool.acquireAsync("b", deadline.token()).toCompletableFuture();
+
+        assertInstanceOf(CancellationException.class, failureOf(waiter));
+        assertEquals(0, pool.stats().capacityWaiters());
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterWhoseFutureTheCallerCancelsLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
+        assertTrue(waiter.cancel(false), "the caller gives up on its own future");
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertEquals(0, pool.stats().capacityWaiters());
+        assertEquals(0, pool.stats().live(), "no object is held for a caller who gave up");
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterWhoseFutureTimesOutLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b").orTimeout(20, TimeUnit.MILLISECONDS);
+        assertInstanceOf(java.util.concurrent.TimeoutException.class, failureOf(waiter));
+        try (Attachment attached = pool.attach()) {
+            a.close(); // may serve the waiter before its wait is cancelled: its handle is then closed
+        }
+        eventually().until(() -> pool.stats().live() == 0); // no object is held for a caller who gave up
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterCancelledAfterItsPermitWasGrantedGivesThePermitBack() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CancellationSource source = new CancellationSource();
+        CompletableFuture<Handle<Session>> waiter =
+                pool.acquireAsync("b", source.token()).toCompletableFuture();
+        try (Attachment attached = pool.attach()) {
+            a.close(); // grants the permit to the waiter, which now waits for the gate this thread holds
+            assertEquals(0, pool.stats().capacityWaiters());
+            assertFalse(waiter.isDone());
+            source.cancel(); // cancels the wait for the gate, with the permit in hand
+        }
+        assertInstanceOf(CancellationException.class, failureOf(waiter));
+        assertEquals(1, engine.factoryCalls.get(), "the cancelled waiter created nothing");
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void anAttachedAcquireFailsFastWhenCapacityIsExhausted(AttachMode mode) {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(mode).maxObjects(1).idle(cache -> {}));
+        try (Attachment attached = pool.attach();
+                Handle<Session> a = pool.acquire("a")) {
+            CapacityExhaustedException full =
+                    assertThrows(CapacityExhaustedException.class, () -> pool.acquire("tenant-7"));
+            assertTrue(full.getMessage().contains("'tenant-7'"), full.getMessage());
+            assertTrue(full.getMessage().contains("1 objects"), full.getMessage());
+            assertTrue(full.getMessage().contains("acquireAsync"), full.getMessage());
+            assertEquals(1, engine.factoryCalls.get(), "no factory call");
+            assertEquals(1, pool.stats().live());
+            assertEquals(0, pool.stats().capacityWaiters(), "the attached acquire did not wait in line");
+        }
+        try (Attachment attached = pool.attach();
+                Handle<Session> next = pool.acquire("tenant-7")) {
+            assertEquals("tenant-7", next.get().key, "the key is not stuck: the idle 'a' made room");
+        }
+        assertEquals(1, pool.stats().evictions(EvictionCause.CAPACITY));
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void creationBeyondTheBoundEvictsIdleObjectsFirst() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().maxObjects(2).idle(cache -> cache.maximumSize(100)));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("a").close();
+            pool.acquire("b").close();
+            assertEquals(2, pool.stats().idle());
+            try (Handle<Session> c = pool.acquire("c")) {
+                assertEquals("c", c.get().key);
+                assertEquals(1, pool.stats().idle());
+                assertEquals(1, engine.disposed.size(), "one idle object made room");
+                try (Handle<Session> d = pool.acquire("d")) {
+                    assertEquals(0, pool.stats().idle());
+                    assertThrows(CapacityExhaustedException.class, () -> pool.acquire("e"));
+                }
+            }
+        }
+        assertEquals(2, pool.stats().evictions(EvictionCause.CAPACITY));
+        engine.assertNoViolations();
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void whileWaitersAreQueuedObjectsReachingZeroAreDisposedNotIdled() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().maxObjects(1).idle(cache -> cache.maximumSize(100)));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertTrue(a.isOpen() == false && engine.created.get(0).isDisposed(), "'a' was disposed, not idled");
+        try (Handle<Session> b = waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+                Attachment attached = pool.attach()) {
+            assertEquals("b", b.get().key);
+        }
+        assertEquals(0, pool.stats().evictions(), "disposed for a waiter, not evicted");
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void aWaiterIsServedByAnObjectThatIdledAfterItsAttemptButBeforeItQueued() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(1)
+                .idle(cache -> {})
+                .drainDelay(Duration.ofHours(1)));
+        Handle<Session> x;
+        Handle<Session> share1;
+        Handle<Session> share2;
+        try (Attachment attached = pool.attach()) {
+            x = pool.acquire("x");
+            share1 = x.share();
+            share2 = x.share();
+        }
+        onOtherThread(() -> {
+            share1.close(); // pending: the waiter's attach will find the queue dirty
+            return null;
+        });
+
+        Worker<CompletableFuture<Handle<Session>>> waiter =
+                TestKeyedPoolFixtures.prepare("waiter", () -> acquireAsync(pool, "y"));
+        // the waiter takes the queue lock to drain when it attaches (1st) and when it detaches (2nd)
+        PauseAt attachDrain = new PauseAt(Point.QUEUE_LOCK, 1).on(waiter.thread);
+        PauseAt detachDrain = new PauseAt(Point.QUEUE_LOCK, 2).on(waiter.thread);
+        pool.core().releaseQueue().setHooks(point -> {
+            attachDrain.at(point);
+            detachDrain.at(point);
+        });
+        waiter.begin();
+        attachDrain.awaitArrival();
+        onOtherThread(() -> {
+            share2.close(); // raises the flag again, so the waiter's detach drains too
+            return null;
+        });
+        attachDrain.proceed();
+        detachDrain.awaitArrival(); // the waiter found no capacity and has not queued for it yet
+
+        try (Attachment attached = pool.attach()) {
+            x.close(); // nobody waits in line yet: "x" idles
+            assertEquals(1, pool.stats().idle());
+            assertEquals(0, pool.stats().capacityWaiters());
+        }
+        detachDrain.proceed();
+        pool.core().releaseQueue().setHooks(null);
+
+        CompletableFuture<Handle<Session>> y = waiter.join();
+        eventually().until(y::isDone);
+        try (Handle<Session> handle = y.get();
+                Attachment attached = pool.attach()) {
+            assertEquals("y", handle.get().key);
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void anObjectIdlingJustAsAWaiterQueuesIsReclaimedByItsReleaser() throws Exception {
+        Engine engine = new Engine();
+        CountDownLatch inPut = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicReference<Thread> pauseIn = new AtomicReference<>();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(1)
+                // the weigher runs inside the cache's put, before the object is in the map
+                .idle(cache -> cache.maximumWeight(100).weigher((key, value) -> {
+                    if (Thread.currentThread() == pauseIn.get()) {
+                        inPut.countDown();
+                        awaitLatch(proceed);
+                    }
+                    return 1;
+                }))
+                .drainDelay(Duration.ofHours(1)));
+        Handle<Session> x;
+        try (Attachment attached = pool.attach()) {
+            x = pool.acquire("x");
+        }
+        Worker<Void> releaser = TestKeyedPoolFixtures.prepare("releaser", () -> {
+            try (Attachment attached = pool.attach()) {
+                x.close(); // nobody waits in line: "x" goes to the cache
+            }
+            return null;
+        });
+        pauseIn.set(releaser.thread);
+        releaser.begin();
+        assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+        CompletableFuture<Handle<Session>> y = acquireAsync(pool, "y"); // finds nothing idle, queues
+        assertEquals(1, pool.stats().capacityWaiters());
+        proceed.countDown();
+        releaser.join();
+
+        eventually().until(y::isDone);
+        try (Handle<Session> handle = y.get();
+                Attachment attached = pool.attach()) {
+            assertEquals("y", handle.get().key);
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+}

@@ -1,0 +1,199 @@
+package io.refpool.core;
+
+import static io.refpool.core.CapacityTest.assertAllPermitsFree;
+import static io.refpool.core.CapacityTest.failureOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.sync.CancellationToken;
+import java.time.Duration;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * Bad input gets a clear exception at the call that made it, naming the problem, and changes no
+ * state: stats and later behaviour are as if the call had not been made.
+ */
+class PoolBadInputTest {
+    private static void assertMessageNames(Throwable thrown, String... words) {
+        for (String word : words) {
+            assertTrue(
+                    thrown.getMessage() != null && thrown.getMessage().contains(word),
+                    "'" + thrown.getMessage() + "' should name " + word);
+        }
+    }
+
+    private static <T extends Throwable> T assertRejected(Class<T> type, Executable call, String... words) {
+        T thrown = assertThrows(type, call);
+        assertMessageNames(thrown, words);
+        return thrown;
+    }
+
+    @Test
+    void nullArgumentsAreRejectedByName() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        String before = pool.stats().toString();
+        try (Attachment attached = pool.attach()) {
+            assertRejected(NullPointerException.class, () -> pool.acquire(null), "key");
+        }
+        assertRejected(NullPointerException.class, () -> pool.acquireAsync(null, CancellationToken.none()), "key");
+        assertRejected(NullPointerException.class, () -> pool.acquireAsync("k", null), "token");
+        assertRejected(NullPointerException.class, () -> pool.attach(null), "token");
+        assertRejected(NullPointerException.class, () -> pool.attachAsync(null, a -> null), "token");
+        assertRejected(NullPointerException.class, () -> pool.attachAsync(CancellationToken.none(), null), "fn");
+        try (Attachment attached = pool.attach()) {
+            assertRejected(NullPointerException.class, () -> attached.detached(null), "work");
+        }
+        assertEquals(before, pool.stats().toString(), "no state changed");
+        assertEquals(0, engine.factoryCalls.get());
+        pool.close();
+    }
+
+    @Test
+    void builderRejectsBadSizesAndStaysUsable() {
+        Engine engine = new Engine();
+        RefPool.Builder<String, Session> builder = engine.builder();
+        assertRejected(IllegalArgumentException.class, () -> builder.maxObjects(0), "maxObjects", "0");
+        assertRejected(IllegalArgumentException.class, () -> builder.maxObjects(-3), "maxObjects", "-3");
+        assertRejected(IllegalArgumentException.class, () -> builder.drainThreshold(0), "drainThreshold");
+        assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ZERO), "drainDelay");
+        assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ofMillis(-1)), "drainDelay");
+        assertRejected(NullPointerException.class, () -> builder.disposer(null), "disposer");
+        assertRejected(NullPointerException.class, () -> builder.attachMode(null), "attachMode");
+        assertRejected(NullPointerException.class, () -> builder.executor(null), "executor");
+        assertRejected(NullPointerException.class, () -> builder.errorListener(null), "errorListener");
+        assertRejected(NullPointerException.class, () -> builder.idle(null), "configurer");
+        assertRejected(NullPointerException.class, () -> builder.leakDetection(null), "leakDetection");
+        assertRejected(NullPointerException.class, () -> RefPool.builder(null), "factory");
+
+        RefPool<String, Session> pool = engine.build(builder); // the rejected calls changed nothing
+        try (Attachment attached = pool.attach()) {
+            for (int i = 0; i < 100; i++) {
+                pool.acquire("k" + i); // unbounded, as by default
+            }
+        }
+        assertEquals(AttachMode.EXCLUSIVE, pool.attachMode());
+        pool.close();
+    }
+
+    @Test
+    void badIdleCacheConfigurationIsRejectedAtBuild() {
+        Engine engine = new Engine();
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> engine.builder().idle(cache -> cache.maximumSize(-1)).build());
+        assertRejected(
+                IllegalArgumentException.class,
+                () -> engine.builder()
+                        .idle(cache -> cache.evictionListener((key, value, cause) -> {}))
+                        .build(),
+                "eviction listener");
+    }
+
+    @Test
+    void aFactoryReturningNullFailsClearlyAndLeavesNoTrace() {
+        Engine engine = new Engine();
+        Function<String, Session> returnsNull = key -> key.equals("broken") ? null : engine.apply(key);
+        RefPool<String, Session> pool = RefPool.builder(returnsNull)
+                .disposer(engine)
+                .errorListener(engine.errors::add)
+                .maxObjects(1)
+                .build();
+        try (Attachment attached = pool.attach()) {
+            assertRejected(NullPointerException.class, () -> pool.acquire("broken"), "null", "'broken'");
+            assertRejected(NullPointerException.class, () -> pool.acquire("broken"), "null", "'broken'");
+        }
+        assertEquals(2, engine.errors(PoolError.Kind.FACTORY_FAILED).size());
+        assertEquals(0, pool.stats().creations());
+        assertEquals(0, pool.stats().live());
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+    }
+
+    @Test
+    void aFactoryReturningOneInstanceForTwoKeysFailsClearlyAndLeavesTheFirstKeyAlone() {
+        Engine engine = new Engine();
+        Session shared = new Session("shared", 0);
+        RefPool<String, Session> pool = RefPool.<String, Session>builder(key -> shared)
+                .disposer(engine)
+                .errorListener(engine.errors::add)
+                .maxObjects(2)
+                .build();
+        try (Attachment attached = pool.attach();
+                Handle<Session> first = pool.acquire("a")) {
+            IllegalStateException twice =
+                    assertRejected(IllegalStateException.class, () -> pool.acquire("b"), "'b'", "another key");
+            assertSame(
+                    twice, engine.errors(PoolError.Kind.FACTORY_FAILED).get(0).cause());
+            assertSame(shared, first.get());
+            assertFalse(shared.isDisposed(), "the object of 'a' was not touched");
+            assertEquals(1, pool.stats().creations());
+            assertEquals(1, pool.stats().live());
+        }
+        assertEquals(1, shared.disposals.get(), "disposed once, as the object of 'a'");
+        pool.close();
+        assertEquals(1, shared.disposals.get());
+    }
+
+    @Test
+    void usingAClosedPoolFailsClearly() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        Handle<Session> open;
+        try (Attachment attached = pool.attach()) {
+            open = pool.acquire("k");
+        }
+        pool.close();
+        String before = pool.stats().toString();
+
+        assertRejected(PoolClosedException.class, pool::attach, "attach()", "closed");
+        assertRejected(PoolClosedException.class, pool::exclusive, "closed");
+        assertRejected(
+                PoolClosedException.class, () -> pool.acquireAsync("k", CancellationToken.none()), "'k'", "closed");
+        assertInstanceOf(
+                PoolClosedException.class,
+                failureOf(pool.attachAsync(CancellationToken.none(), a -> "ran").toCompletableFuture()));
+        assertEquals(before, pool.stats().toString(), "no state changed");
+        assertTrue(pool.toString().contains("closed"), pool.toString());
+
+        try (Handle<Session> copy = open.share()) { // a live object can still be shared after close
+            assertSame(open.get(), copy.get());
+        }
+        open.close();
+        engine.awaitAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void acquireWithoutAttachingFailsClearly() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        assertRejected(IllegalStateException.class, () -> pool.acquire("tenant-7"), "'tenant-7'", "attach");
+        assertEquals(0, engine.factoryCalls.get());
+        pool.close();
+    }
+
+    @Test
+    void aClosedHandleRefusesUseByName() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        try (Attachment attached = pool.attach()) {
+            Handle<Session> handle = pool.acquire("tenant-7");
+            handle.close();
+            assertFalse(handle.isOpen());
+            assertRejected(IllegalStateException.class, handle::get, "'tenant-7'", "closed");
+            assertRejected(IllegalStateException.class, handle::share, "'tenant-7'", "closed");
+            handle.close(); // a second close is a no-op
+        }
+        assertEquals(1, pool.stats().disposals());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+}

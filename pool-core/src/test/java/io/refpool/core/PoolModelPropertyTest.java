@@ -1,0 +1,620 @@
+package io.refpool.core;
+
+import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.sync.CancellationToken;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Seeded random runs checked against a reference model.
+ *
+ * <p>{@link #sequentialRunsMatchTheReferenceModelStepByStep} drives one thread through random
+ * attaches (shared or exclusive, nested), detaches, acquires, async acquires (which may wait for
+ * capacity), shares, closes on and off attachment, and a pool close, and after every step compares
+ * every counter of {@link PoolStats} and every handle's object with a small model of counts, idle
+ * objects, pending decrements and a FIFO line of capacity waiters. The model learns only what the
+ * pool may choose freely: which idle object a capacity eviction picks.
+ *
+ * <p>{@link #concurrentRunsKeepTheInvariants} runs {@link TestKeyedConcurrentRun}s: several threads
+ * doing the same operations plus handing handles to each other, timed-out async acquires, expiry on
+ * a manual ticker and a pool close in the middle of some runs, checked against what the model can
+ * say without knowing the interleaving, and against DESIGN.md's invariants once they are done.
+ *
+ * <p>A run prints nothing unless it fails; then the message names its seed, which
+ * {@code -Drefpool.model.seed=<seed>} replays.
+ */
+class PoolModelPropertyTest {
+    static final String SEED_PROPERTY = "refpool.model.seed";
+    private static final int SEQUENTIAL_RUNS = 300;
+    private static final int SEQUENTIAL_STEPS = 150;
+    private static final int CONCURRENT_RUNS = 40;
+    private static final int CONCURRENT_THREADS = 3;
+    private static final int CONCURRENT_STEPS = 300;
+    private static final String[] KEYS = {"k0", "k1", "k2", "k3"};
+
+    private static ExecutorService offAttachment;
+
+    @BeforeAll
+    static void startHelper() {
+        offAttachment = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "model-off-attachment");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    @AfterAll
+    static void stopHelper() {
+        offAttachment.shutdownNow();
+    }
+
+    /** The seeds to run: the replayed one, or {@code runs} seeds drawn from a fresh master seed. */
+    static long[] seeds(int runs) {
+        String replay = System.getProperty(SEED_PROPERTY);
+        if (replay != null) {
+            return new long[] {Long.parseLong(replay)};
+        }
+        Random master = new Random();
+        long[] seeds = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            seeds[i] = master.nextLong();
+        }
+        return seeds;
+    }
+
+    static AssertionError failedRun(String what, long seed, List<String> trace, Throwable failure) {
+        int from = Math.max(0, trace.size() - 60);
+        return new AssertionError(
+                what + " failed with seed " + seed + " (replay: -D" + SEED_PROPERTY + "=" + seed + ")\n last steps:\n  "
+                        + String.join("\n  ", trace.subList(from, trace.size())),
+                failure);
+    }
+
+    @Test
+    void sequentialRunsMatchTheReferenceModelStepByStep() throws Exception {
+        for (long seed : seeds(SEQUENTIAL_RUNS)) {
+            SequentialRun run = new SequentialRun(seed);
+            try {
+                run.run();
+            } catch (Throwable failure) {
+                throw failedRun("sequential model run", seed, run.trace, failure);
+            } finally {
+                run.pool.close();
+            }
+        }
+    }
+
+    @Test
+    void concurrentRunsKeepTheInvariants() throws Exception {
+        for (long seed : seeds(CONCURRENT_RUNS)) {
+            TestKeyedConcurrentRun run = new TestKeyedConcurrentRun(seed, CONCURRENT_THREADS, CONCURRENT_STEPS);
+            try {
+                run.run();
+            } catch (Throwable failure) {
+                throw failedRun("concurrent run", seed, run.trace, failure);
+            }
+        }
+    }
+
+    /** An object as the model sees it. */
+    private static final class ModelObject {
+        final String key;
+        Session session; // null until learned (an object a waiter created mid-step)
+        int refs; // open handles plus pending decrements: the pool's count
+        boolean idle;
+
+        ModelObject(String key, Session session) {
+            this.key = key;
+            this.session = session;
+        }
+
+        @Override
+        public String toString() {
+            return key + "(refs " + refs + (idle ? ", idle" : "") + ")";
+        }
+    }
+
+    /** A handle the test holds, with the object the model says it refers to. */
+    private static final class Held {
+        final Handle<Session> handle;
+        final ModelObject object;
+
+        Held(Handle<Session> handle, ModelObject object) {
+            this.handle = handle;
+            this.object = object;
+        }
+    }
+
+    /** An {@code acquireAsync} that went to the capacity line. */
+    private static final class Waiter {
+        final String key;
+        final CompletableFuture<Handle<Session>> future;
+        ModelObject served; // set when the model serves it
+        boolean createdForIt;
+
+        Waiter(String key, CompletableFuture<Handle<Session>> future) {
+            this.key = key;
+            this.future = future;
+        }
+    }
+
+    /** One seeded single-threaded run and its model. */
+    private static final class SequentialRun {
+        final long seed;
+        final Random random;
+        final AttachMode mode;
+        final boolean idleCache;
+        final int maxObjects; // 0: unbounded
+        final Engine engine = new Engine();
+        final RefPool<String, Session> pool;
+        final List<String> trace = new ArrayList<>();
+
+        // the model
+        final Map<String, ModelObject> objects = new HashMap<>(); // not disposed, by key
+        final List<Held> held = new ArrayList<>();
+        final List<ModelObject> pendingReleases = new ArrayList<>();
+        final ArrayDeque<Waiter> inLine = new ArrayDeque<>();
+        final ArrayDeque<Waiter> granted = new ArrayDeque<>(); // permit granted, waiting for the gate
+        final List<Waiter> served = new ArrayList<>(); // served this step, checked after it
+        final List<Waiter> allWaiters = new ArrayList<>();
+        final Deque<Attachment> scopes = new ArrayDeque<>();
+        boolean holdingGate; // attached, in an acquireAsync's attempt, or in the outermost detach's drain
+        boolean holdingExclusively;
+        boolean closed;
+        long creations;
+        long disposals;
+        long idleHits;
+        long drains;
+        long capacityEvictions;
+        final List<Session> expectedDisposals = new ArrayList<>();
+        int seenDisposals;
+
+        SequentialRun(long seed) {
+            this.seed = seed;
+            this.random = new Random(seed);
+            this.mode = random.nextBoolean() ? AttachMode.EXCLUSIVE : AttachMode.SHARED;
+            this.idleCache = random.nextInt(3) != 0;
+            this.maxObjects = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(3);
+            RefPool.Builder<String, Session> builder = engine.builder()
+                    .attachMode(mode)
+                    .drainDelay(java.time.Duration.ofHours(1)) // only attaches drain, as the model says
+                    .drainThreshold(Integer.MAX_VALUE);
+            if (idleCache) {
+                builder.idle(cache -> {}); // unbounded: only capacity and close take objects out
+            }
+            if (maxObjects > 0) {
+                builder.maxObjects(maxObjects);
+            }
+            pool = engine.build(builder);
+            trace.add("pool: " + mode + ", idle cache " + idleCache + ", maxObjects " + maxObjects);
+        }
+
+        void run() throws Exception {
+            for (int step = 0; step < SEQUENTIAL_STEPS && !closed; step++) {
+                step();
+                afterStep();
+            }
+            finish();
+        }
+
+        private String randomKey() {
+            return KEYS[random.nextInt(KEYS.length)];
+        }
+
+        private void step() throws Exception {
+            int depth = scopes.size();
+            int choice = random.nextInt(100);
+            if (choice < 12 && depth < 3) {
+                attach();
+            } else if (choice < 24 && depth > 0) {
+                detach();
+            } else if (choice < 50 && depth > 0) {
+                acquire(randomKey());
+            } else if (choice < 58 && depth == 0) {
+                acquireAsync(randomKey());
+            } else if (choice < 65 && !held.isEmpty()) {
+                share(held.get(random.nextInt(held.size())));
+            } else if (choice < 82 && !held.isEmpty()) {
+                closeOnThisThread(held.remove(random.nextInt(held.size())));
+            } else if (choice < 99 && !held.isEmpty()) {
+                closeOffAttachment(held.remove(random.nextInt(held.size())));
+            } else if (choice == 99) {
+                closePool();
+            }
+        }
+
+        // ------------------------------------------------------------ operations
+
+        private void attach() {
+            boolean exclusive = scopes.isEmpty() && mode == AttachMode.SHARED && random.nextInt(4) == 0;
+            trace.add(exclusive ? "exclusive()" : "attach() at depth " + scopes.size());
+            scopes.push(exclusive ? pool.exclusive() : pool.attach());
+            if (scopes.size() == 1) {
+                holdingGate = true;
+                holdingExclusively = exclusive || mode == AttachMode.EXCLUSIVE;
+            }
+            drain(); // every attach, nested or not, applies pending releases
+        }
+
+        private void detach() {
+            trace.add("detach at depth " + scopes.size());
+            scopes.pop().close();
+            if (scopes.isEmpty()) {
+                drain(); // the outermost detach applies pending releases, then gives the gate up
+                holdingGate = false;
+                runGrantedWaiters();
+            }
+        }
+
+        private void acquire(String key) {
+            trace.add("acquire(" + key + ")");
+            ModelObject object = objects.get(key);
+            boolean evicts = false;
+            if (object == null && atCapacity()) {
+                if (!anyIdle()) {
+                    assertThrows(CapacityExhaustedException.class, () -> pool.acquire(key));
+                    return;
+                }
+                evicts = true;
+            }
+            Handle<Session> handle = pool.acquire(key);
+            if (evicts) {
+                evictedOneIdleForCapacity();
+            }
+            held.add(new Held(handle, open(key, object, handle.get())));
+        }
+
+        private void acquireAsync(String key) {
+            trace.add("acquireAsync(" + key + ")");
+            ModelObject object = objects.get(key);
+            CompletableFuture<Handle<Session>> future =
+                    pool.acquireAsync(key, CancellationToken.none()).toCompletableFuture();
+            if (object != null) { // shared or revived at once, without attaching
+                assertTrue(future.isDone(), "an acquireAsync of a live or idle key completes at once");
+                Handle<Session> handle = future.join();
+                held.add(new Held(handle, open(key, object, handle.get())));
+                return;
+            }
+            // one attached attempt: it drains, then creates or goes to the line
+            holdingGate = true;
+            holdingExclusively = mode == AttachMode.EXCLUSIVE;
+            drain();
+            Waiter waiter = new Waiter(key, future);
+            allWaiters.add(waiter);
+            ModelObject now = objects.get(key); // a waiter the drain served may have created it
+            if (now != null) {
+                if (now.idle) {
+                    now.idle = false;
+                    idleHits++;
+                }
+                now.refs++;
+                waiter.served = now;
+                served.add(waiter);
+                holdingGate = false;
+                runGrantedWaiters();
+                return;
+            }
+            if (atCapacity() && anyIdle()) {
+                evictedOneIdleForCapacity();
+            }
+            if (atCapacity()) {
+                inLine.add(waiter);
+            } else {
+                creations++;
+                ModelObject created = new ModelObject(key, null);
+                created.refs = 1;
+                objects.put(key, created);
+                waiter.served = created;
+                waiter.createdForIt = true;
+                served.add(waiter);
+            }
+            holdingGate = false;
+            runGrantedWaiters();
+        }
+
+        private void share(Held source) {
+            trace.add("share(" + source.object + ")");
+            Handle<Session> copy = source.handle.share();
+            assertSame(source.handle.get(), copy.get());
+            source.object.refs++;
+            held.add(new Held(copy, source.object));
+        }
+
+        private void closeOnThisThread(Held target) {
+            boolean attached = !scopes.isEmpty();
+            trace.add("close(" + target.object + ")" + (attached ? " attached" : " detached"));
+            target.handle.close();
+            if (attached) {
+                release(target.object);
+            } else {
+                pendingReleases.add(target.object);
+            }
+        }
+
+        private void closeOffAttachment(Held target) throws Exception {
+            trace.add("close(" + target.object + ") on another thread");
+            offAttachment.submit(target.handle::close).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            pendingReleases.add(target.object);
+        }
+
+        private void closePool() {
+            trace.add("pool.close() at depth " + scopes.size());
+            pool.close();
+            closed = true;
+            List<Waiter> failed = new ArrayList<>(inLine);
+            failed.addAll(granted);
+            inLine.clear();
+            granted.clear();
+            for (Waiter waiter : failed) {
+                assertTrue(waiter.future.isCompletedExceptionally(), "a waiter failed by close");
+                Throwable cause =
+                        assertThrows(Exception.class, waiter.future::join).getCause();
+                assertInstanceOf(PoolClosedException.class, cause);
+            }
+            drain();
+            for (ModelObject object : new ArrayList<>(objects.values())) {
+                if (object.idle) {
+                    dispose(object);
+                }
+            }
+            boolean open = objects.values().stream().anyMatch(o -> o.refs > 0);
+            assertEquals(
+                    open ? 1 : 0,
+                    engine.errors(PoolError.Kind.HANDLES_OPEN_AT_CLOSE).size());
+        }
+
+        // ------------------------------------------------------------ model transitions
+
+        /** Opens a handle on {@code key}: shares or revives {@code object}, or records a creation. */
+        private ModelObject open(String key, ModelObject object, Session session) {
+            if (object == null) {
+                creations++;
+                ModelObject created = new ModelObject(key, session);
+                created.refs = 1;
+                assertEquals(key, session.key);
+                assertSame(engine.created.get(engine.created.size() - 1), session, "a new object");
+                objects.put(key, created);
+                return created;
+            }
+            assertSame(object.session, session, "the key's one object");
+            if (object.idle) {
+                object.idle = false;
+                idleHits++;
+            }
+            object.refs++;
+            return object;
+        }
+
+        private boolean atCapacity() {
+            return maxObjects > 0 && objects.size() + granted.size() >= maxObjects;
+        }
+
+        private boolean anyIdle() {
+            return objects.values().stream().anyMatch(o -> o.idle);
+        }
+
+        /** The pool picked an idle object to dispose for capacity; the model learns which. */
+        private void evictedOneIdleForCapacity() {
+            assertTrue(inLine.isEmpty(), "nothing idles while someone waits in line");
+            for (Session candidate : engine.disposed.subList(seenDisposals, engine.disposed.size())) {
+                ModelObject object = objects.get(candidate.key);
+                if (object != null && object.session == candidate && !expectedDisposals.contains(candidate)) {
+                    assertTrue(object.idle, "a capacity eviction took " + object + ", which is not idle");
+                    objects.remove(object.key);
+                    object.idle = false;
+                    disposals++;
+                    capacityEvictions++;
+                    expectedDisposals.add(candidate); // its permit went to the creation, not to the line
+                    return;
+                }
+            }
+            throw new AssertionError("the model expected a capacity eviction of an idle object");
+        }
+
+        /** Applies every pending release as one batch: decrements first, then disposals, in order. */
+        private void drain() {
+            if (pendingReleases.isEmpty()) {
+                return;
+            }
+            drains++;
+            List<ModelObject> toDispose = new ArrayList<>();
+            for (ModelObject object : pendingReleases) {
+                if (decrement(object)) {
+                    toDispose.add(object);
+                }
+            }
+            pendingReleases.clear();
+            toDispose.forEach(this::dispose);
+        }
+
+        private void release(ModelObject object) {
+            if (decrement(object)) {
+                dispose(object);
+            }
+        }
+
+        /** {@return whether the object reached zero and must be disposed rather than idled} */
+        private boolean decrement(ModelObject object) {
+            assertTrue(object.refs > 0, "a release of " + object + " that nobody held");
+            if (--object.refs > 0) {
+                return false;
+            }
+            if (idleCache && !closed && inLine.isEmpty()) {
+                object.idle = true;
+                return false;
+            }
+            objects.remove(object.key, object); // claimed: from now on its key gets a new object
+            return true;
+        }
+
+        private void dispose(ModelObject object) {
+            objects.remove(object.key, object);
+            object.idle = false;
+            disposals++;
+            expectedDisposals.add(object.session);
+            permitFreed();
+        }
+
+        /** A disposed object's permit goes to the head of the line, if anyone waits. */
+        private void permitFreed() {
+            if (maxObjects == 0 || closed || inLine.isEmpty()) {
+                return;
+            }
+            granted.add(inLine.poll());
+            if (gateFree()) {
+                runGrantedWaiters();
+            }
+        }
+
+        /** Whether a granted waiter's attachAsync gets the gate at once, on this thread. */
+        private boolean gateFree() {
+            return !holdingGate || (mode == AttachMode.SHARED && !holdingExclusively);
+        }
+
+        /** A granted waiter attaches (draining first), then shares, revives or creates its key. */
+        private void runGrantedWaiters() {
+            while (!granted.isEmpty() && gateFree()) {
+                Waiter waiter = granted.poll();
+                drain();
+                ModelObject object = objects.get(waiter.key);
+                if (object != null) {
+                    if (object.idle) {
+                        object.idle = false;
+                        idleHits++;
+                    }
+                    object.refs++;
+                    waiter.served = object;
+                    served.add(waiter);
+                    permitFreed(); // its permit was not needed
+                } else {
+                    creations++;
+                    ModelObject created = new ModelObject(waiter.key, null);
+                    created.refs = 1;
+                    objects.put(waiter.key, created);
+                    waiter.served = created;
+                    waiter.createdForIt = true;
+                    served.add(waiter);
+                }
+            }
+        }
+
+        // ------------------------------------------------------------ checks
+
+        private void afterStep() {
+            for (Waiter waiter : served) {
+                assertTrue(waiter.future.isDone(), "the model served acquireAsync(" + waiter.key + ")");
+                Handle<Session> handle = waiter.future.join();
+                if (waiter.createdForIt) {
+                    assertEquals(waiter.key, handle.get().key);
+                    waiter.served.session = handle.get();
+                } else {
+                    assertSame(waiter.served.session, handle.get());
+                }
+                held.add(new Held(handle, waiter.served));
+            }
+            served.clear();
+            for (Waiter waiter : inLine) {
+                assertFalse(waiter.future.isDone(), "acquireAsync(" + waiter.key + ") is still in line");
+            }
+            identifyDisposals();
+            engine.assertNoViolations();
+            for (Held h : held) {
+                assertFalse(h.handle.get().isDisposed(), "an object with an open handle is live");
+            }
+            PoolStats stats = pool.stats();
+            long live = objects.values().stream().filter(o -> o.refs > 0).count();
+            long idle = objects.values().stream().filter(o -> o.idle).count();
+            assertEquals(
+                    List.of(live, idle, (long) pendingReleases.size(), drains, creations, disposals, idleHits),
+                    List.of(
+                            stats.live(),
+                            stats.idle(),
+                            stats.pendingDecrements(),
+                            stats.drains(),
+                            stats.creations(),
+                            stats.disposals(),
+                            stats.idleHits()),
+                    "live, idle, pending, drains, creations, disposals, idle hits: " + stats);
+            assertEquals(inLine.size(), stats.capacityWaiters());
+            assertEquals(capacityEvictions, stats.evictions(EvictionCause.CAPACITY));
+            assertEquals(capacityEvictions, stats.evictions());
+            assertEquals(creations, engine.factoryCalls.get());
+        }
+
+        /** Matches the step's disposals with the model's. */
+        private void identifyDisposals() {
+            List<Session> fresh = new ArrayList<>(engine.disposed.subList(seenDisposals, engine.disposed.size()));
+            seenDisposals = engine.disposed.size();
+            for (Session expected : expectedDisposals) {
+                assertTrue(fresh.remove(expected), expected + " disposed, as the model says");
+            }
+            expectedDisposals.clear();
+            assertEquals(List.of(), fresh, "disposals the model did not expect");
+        }
+
+        /** Closes everything, then the pool: every object is disposed exactly once, nothing pending. */
+        private void finish() throws Exception {
+            trace.add("finish");
+            if (closed) {
+                // releases after close are applied by the drainer, at its own time: no step checks
+                for (Held target : held) {
+                    target.handle.close();
+                }
+                held.clear();
+                while (!scopes.isEmpty()) {
+                    scopes.pop().close();
+                }
+                engine.awaitAllDisposedExactlyOnce();
+                eventually().until(() -> pool.stats().pendingDecrements() == 0);
+                assertEquals(0, pool.stats().live());
+                return;
+            }
+            // detaching can serve waiters, whose handles are then closed too
+            while (!held.isEmpty() || !scopes.isEmpty()) {
+                if (held.isEmpty()) {
+                    detach();
+                } else {
+                    Held target = held.remove(random.nextInt(held.size()));
+                    if (random.nextBoolean()) {
+                        closeOffAttachment(target);
+                    } else {
+                        closeOnThisThread(target);
+                    }
+                }
+                afterStep();
+            }
+            closePool();
+            afterStep();
+            assertEquals(0, pool.stats().pendingDecrements(), "nothing is left pending once close returns");
+            engine.assertAllDisposedExactlyOnce();
+            assertTrue(objects.isEmpty(), "the model disposed everything too: " + objects);
+            assertEquals(0, pool.stats().live());
+            assertEquals(engine.created.size(), engine.disposed.size());
+            for (Waiter waiter : allWaiters) {
+                eventually().until(waiter.future::isDone);
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+package io.refpool.core;
+
+import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
+import static io.refpool.core.TestKeyedPoolFixtures.eventually;
+import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
+import static io.refpool.core.TestKeyedPoolFixtures.start;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestKeyedPoolFixtures.Engine;
+import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
+import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.TestKeyedPoolFixtures.Worker;
+import io.refpool.sync.CancellationToken;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Stats: each counter moves as documented; and the pool's JFR events ({@code io.refpool.Drain},
+ * {@code io.refpool.AttachWait}, {@code io.refpool.Leak}) are recorded.
+ */
+class PoolStatsTest {
+    @Test
+    void liveIdleCreationsIdleHitsAndDisposalsMoveAsDocumented() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().idle(cache -> cache.maximumSize(10)));
+        PoolStats empty = pool.stats();
+        assertEquals(0, empty.live() + empty.idle() + empty.creations() + empty.disposals() + empty.idleHits());
+        try (Attachment attached = pool.attach()) {
+            Handle<Session> a = pool.acquire("a");
+            Handle<Session> a2 = pool.acquire("a");
+            Handle<Session> b = pool.acquire("b");
+            assertStats(pool, "live 2, idle 0, creations 2", 2, 0, 2, 0, 0);
+            a.close();
+            assertStats(pool, "one of two handles of 'a' closed", 2, 0, 2, 0, 0);
+            a2.close();
+            assertStats(pool, "'a' idles", 1, 1, 2, 0, 0);
+            pool.acquire("a").close();
+            assertStats(pool, "'a' revived and idled again: one idle hit", 1, 1, 2, 0, 1);
+            b.close();
+            assertStats(pool, "both idle", 0, 2, 2, 0, 1);
+        }
+        pool.close();
+        assertStats(pool, "close disposed both", 0, 0, 2, 2, 1);
+    }
+
+    private static void assertStats(
+            RefPool<String, Session> pool,
+            String when,
+            long live,
+            long idle,
+            long creations,
+            long disposals,
+            long idleHits) {
+        PoolStats stats = pool.stats();
+        assertEquals(
+                List.of(live, idle, creations, disposals, idleHits),
+                List.of(stats.live(), stats.idle(), stats.creations(), stats.disposals(), stats.idleHits()),
+                when + ": " + stats);
+    }
+
+    @Test
+    void pendingDecrementsAndDrainsCountDeferredReleases() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().drainDelay(Duration.ofHours(1)));
+        List<Handle<Session>> handles = new ArrayList<>();
+        try (Attachment attached = pool.attach()) {
+            for (int i = 0; i < 5; i++) {
+                handles.add(pool.acquire("k" + i));
+            }
+        }
+        assertEquals(0, pool.stats().drains(), "nothing was pending");
+        onOtherThread(() -> {
+            handles.forEach(Handle::close);
+            return null;
+        });
+        assertEquals(5, pool.stats().pendingDecrements());
+        assertEquals(5, pool.stats().live(), "a pending decrement keeps its object live");
+
+        pool.attach().close();
+        PoolStats stats = pool.stats();
+        assertEquals(0, stats.pendingDecrements());
+        assertEquals(1, stats.drains(), "one batch");
+        assertEquals(0, stats.live());
+        assertEquals(5, stats.disposals());
+        pool.attach().close();
+        assertEquals(1, pool.stats().drains(), "an attach with nothing pending drains nothing");
+        pool.close();
+    }
+
+    @Test
+    void evictionsAreCountedByCause() {
+        Engine engine = new Engine();
+        ManualTicker ticker = new ManualTicker();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().maxObjects(3).idle(cache -> cache.maximumSize(1)
+                        .expireAfterAccess(Duration.ofMinutes(1))
+                        .ticker(ticker)
+                        .executor(Runnable::run)));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("a").close();
+            pool.acquire("b").close(); // over the size bound: one of the two is evicted
+        }
+        assertEquals(1, pool.stats().evictions(EvictionCause.SIZE));
+        ticker.advance(Duration.ofMinutes(2));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("c").close(); // the write expires the survivor of "a" and "b"
+        }
+        assertEquals(1, pool.stats().evictions(EvictionCause.EXPIRED));
+        try (Attachment attached = pool.attach();
+                Handle<Session> d = pool.acquire("d");
+                Handle<Session> e = pool.acquire("e");
+                Handle<Session> f = pool.acquire("f")) { // the third needs the permit of the idle "c"
+            PoolStats stats = pool.stats();
+            assertEquals(1, stats.evictions(EvictionCause.CAPACITY));
+            assertEquals(3, stats.evictions());
+            assertEquals(0, stats.evictions(EvictionCause.COLLECTED));
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void capacityWaitersCountAcquiresInLine() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> held;
+        try (Attachment attached = pool.attach()) {
+            held = pool.acquire("a");
+        }
+        List<CompletableFuture<Handle<Session>>> waiters = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            waiters.add(pool.acquireAsync("w" + i, CancellationToken.none()).toCompletableFuture());
+            assertEquals(i, pool.stats().capacityWaiters());
+        }
+        try (Attachment attached = pool.attach()) {
+            held.close();
+        }
+        assertEquals(2, pool.stats().capacityWaiters());
+        pool.close();
+        assertEquals(0, pool.stats().capacityWaiters());
+        assertTrue(waiters.stream().allMatch(CompletableFuture::isDone));
+        waiters.get(0).join().close();
+        engine.awaitAllDisposedExactlyOnce();
+    }
+
+    @Test
+    void leaksCountHandlesFoundUnreachable() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(
+                engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofMillis(10)));
+        dropOneHandle(pool);
+        eventually().pollInterval(Duration.ofMillis(50)).until(() -> {
+            System.gc();
+            return pool.stats().leaks() == 1;
+        });
+        pool.close();
+        engine.awaitAllDisposedExactlyOnce();
+    }
+
+    private static void dropOneHandle(RefPool<String, Session> pool) {
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("leaked");
+        }
+    }
+
+    @Test
+    void jfrRecordsDrainsAttachWaitsAndLeaks() throws Exception {
+        Path file = Files.createTempFile("refpool-events", ".jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("io.refpool.Drain");
+            recording.enable("io.refpool.AttachWait");
+            recording.enable("io.refpool.Leak");
+            recording.start();
+
+            Engine engine = new Engine();
+            // no drainer during the test: the three deferred releases below are drained as one batch
+            RefPool<String, Session> pool = engine.build(
+                    engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofHours(1)));
+            // a drain of three deferred releases
+            List<Handle<Session>> handles = new ArrayList<>();
+            try (Attachment attached = pool.attach()) {
+                for (int i = 0; i < 3; i++) {
+                    handles.add(pool.acquire("k" + i));
+                }
+            }
+            onOtherThread(() -> {
+                handles.forEach(Handle::close);
+                return null;
+            });
+            pool.attach().close();
+            // an attach wait
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch letGo = new CountDownLatch(1);
+            Worker<Void> holder = start("holder", () -> {
+                try (Attachment attached = pool.attach()) {
+                    holding.countDown();
+                    awaitLatch(letGo);
+                }
+                return null;
+            });
+            awaitLatch(holding);
+            Worker<Void> waiter = start("waiter", () -> {
+                pool.attach().close();
+                return null;
+            });
+            waiter.awaitState(Thread.State.WAITING);
+            letGo.countDown();
+            holder.join();
+            waiter.join();
+            // a leak
+            dropOneHandle(pool);
+            eventually().pollInterval(Duration.ofMillis(50)).until(() -> {
+                System.gc();
+                return !engine.errors(PoolError.Kind.HANDLE_LEAKED).isEmpty(); // reported after its event
+            });
+            pool.close();
+
+            recording.stop();
+            recording.dump(file);
+            List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+            List<String> names = events.stream()
+                    .map(e -> e.getEventType().getName())
+                    .distinct()
+                    .collect(Collectors.toList());
+            assertTrue(
+                    names.containsAll(List.of("io.refpool.Drain", "io.refpool.AttachWait", "io.refpool.Leak")),
+                    names.toString());
+            assertTrue(events.stream()
+                    .filter(e -> e.getEventType().getName().equals("io.refpool.Drain"))
+                    .anyMatch(e -> e.getInt("batchSize") == 3));
+            RecordedEvent leak = events.stream()
+                    .filter(e -> e.getEventType().getName().equals("io.refpool.Leak"))
+                    .findFirst()
+                    .orElseThrow();
+            assertEquals("leaked", leak.getString("key"));
+            assertTrue(leak.getString("site").contains("dropOneHandle"), leak.getString("site"));
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+package io.refpool.core;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.refpool.core.internal.ReleaseQueueHooks;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.awaitility.core.ConditionFactory;
+
+/**
+ * Fixtures of the keyed-pool tests: a fake engine whose sessions record how they were disposed, a
+ * Caffeine ticker the test moves, release-queue hooks that pause one thread at a named point, and
+ * thread helpers.
+ */
+final class TestKeyedPoolFixtures {
+    /** The bound of every "eventually" in these tests. */
+    static final Duration BOUND = Duration.ofSeconds(20);
+
+    private TestKeyedPoolFixtures() {}
+
+    /** An Awaitility wait bounded by {@link #BOUND} that checks at once, then every few milliseconds. */
+    static ConditionFactory eventually() {
+        return await().atMost(BOUND).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5));
+    }
+
+    /** An engine object. */
+    static final class Session {
+        final String key;
+        final int serial;
+        /** How often the disposer ran on this session; must end at exactly 1. */
+        final AtomicInteger disposals = new AtomicInteger();
+        /** Handles the test holds open on this session, kept by tests that audit it. */
+        final AtomicInteger openHandles = new AtomicInteger();
+
+        Session(String key, int serial) {
+            this.key = key;
+            this.serial = serial;
+        }
+
+        boolean isDisposed() {
+            return disposals.get() > 0;
+        }
+
+        @Override
+        public String toString() {
+            return "Session[" + key + " #" + serial + "]";
+        }
+    }
+
+    /**
+     * A fake engine: the pool's factory and disposer. The disposer audits each disposal: it must run
+     * attached, once per session, and never while the test holds a handle open on the session.
+     */
+    static final class Engine implements Function<String, Session>, Consumer<Session> {
+        final AtomicInteger factoryCalls = new AtomicInteger();
+        final List<Session> created = new CopyOnWriteArrayList<>();
+        final List<Session> disposed = new CopyOnWriteArrayList<>();
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        final List<PoolError> errors = new CopyOnWriteArrayList<>();
+        /** Runs first in every factory call: tests hold or fail creations with it. */
+        volatile Consumer<String> beforeCreate = key -> {};
+        /** Runs after the audit in every disposal: tests fail disposals with it. */
+        volatile Consumer<Session> afterDispose = session -> {};
+
+        private final AtomicInteger serials = new AtomicInteger();
+        private volatile RefPool<String, Session> pool;
+
+        @Override
+        public Session apply(String key) {
+            factoryCalls.incrementAndGet();
+            beforeCreate.accept(key);
+            Session session = new Session(key, serials.incrementAndGet());
+            created.add(session);
+            return session;
+        }
+
+        @Override
+        public void accept(Session session) {
+            RefPool<String, Session> p = pool;
+            if (p != null && !p.isAttached()) {
+                violations.add(session + " disposed on thread '"
+                        + Thread.currentThread().getName() + "', which is not attached");
+            }
+            int times = session.disposals.incrementAndGet();
+            if (times != 1) {
+                violations.add(session + " disposed " + times + " times");
+            }
+            int open = session.openHandles.get();
+            if (open != 0) {
+                violations.add(session + " disposed while the test held " + open + " handle(s) to it");
+            }
+            disposed.add(session);
+            afterDispose.accept(session);
+        }
+
+        /** {@return a builder whose factory, disposer and error listener are this engine's} */
+        RefPool.Builder<String, Session> builder() {
+            return RefPool.<String, Session>builder(this).disposer(this).errorListener(errors::add);
+        }
+
+        /** Builds the pool and remembers it for the attached check. */
+        RefPool<String, Session> build(RefPool.Builder<String, Session> builder) {
+            RefPool<String, Session> built = builder.build();
+            pool = built;
+            return built;
+        }
+
+        List<PoolError> errors(PoolError.Kind kind) {
+            List<PoolError> matching = new ArrayList<>();
+            for (PoolError error : errors) {
+                if (error.kind() == kind) {
+                    matching.add(error);
+                }
+            }
+            return matching;
+        }
+
+        void assertNoViolations() {
+            if (!violations.isEmpty()) {
+                fail("disposal violations: " + violations);
+            }
+        }
+
+        /** Every session created was disposed exactly once, attached, with no handle open. */
+        void assertAllDisposedExactlyOnce() {
+            assertNoViolations();
+            for (Session session : created) {
+                assertEquals(1, session.disposals.get(), session + " disposals");
+            }
+        }
+
+        /** Waits (bounded) until every session created was disposed, then checks each once. */
+        void awaitAllDisposedExactlyOnce() {
+            eventually().until(() -> created.stream().allMatch(Session::isDisposed));
+            assertAllDisposedExactlyOnce();
+        }
+    }
+
+    /** A Caffeine ticker the test moves by hand. */
+    static final class ManualTicker implements Ticker {
+        private final AtomicLong nanos = new AtomicLong();
+
+        @Override
+        public long read() {
+            return nanos.get();
+        }
+
+        void advance(Duration by) {
+            nanos.addAndGet(by.toNanos());
+        }
+    }
+
+    /**
+     * Release-queue hooks that stop one thread the {@code nth} time it reaches {@code point}, until
+     * the test calls {@link #proceed()}.
+     */
+    static final class PauseAt implements ReleaseQueueHooks {
+        private final Point point;
+        private final int nth;
+        private final AtomicInteger seen = new AtomicInteger();
+        private final CountDownLatch arrived = new CountDownLatch(1);
+        private final CountDownLatch proceed = new CountDownLatch(1);
+        private volatile Thread thread;
+
+        PauseAt(Point point, int nth) {
+            this.point = point;
+            this.nth = nth;
+        }
+
+        /** Only {@code t} is counted and paused. */
+        PauseAt on(Thread t) {
+            thread = t;
+            return this;
+        }
+
+        @Override
+        public void at(Point p) {
+            if (p != point || Thread.currentThread() != thread) {
+                return;
+            }
+            if (seen.incrementAndGet() != nth) {
+                return;
+            }
+            arrived.countDown();
+            try {
+                if (!proceed.await(BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                    throw new AssertionError("paused at " + point + " and never let go");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        void awaitArrival() throws InterruptedException {
+            if (!arrived.await(BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                throw new AssertionError("the thread never reached " + point + " #" + nth);
+            }
+        }
+
+        void proceed() {
+            proceed.countDown();
+        }
+    }
+
+    /** Work for a test thread. */
+    @FunctionalInterface
+    interface Body<T> {
+        T run() throws Exception;
+    }
+
+    /** A started thread and what its body returned or threw. */
+    static final class Worker<T> {
+        final Thread thread;
+        final CompletableFuture<T> result = new CompletableFuture<>();
+
+        private Worker(String name, Body<T> body) {
+            thread = new Thread(
+                    () -> {
+                        try {
+                            result.complete(body.run());
+                        } catch (Throwable t) {
+                            result.completeExceptionally(t);
+                        }
+                    },
+                    name);
+            thread.setDaemon(true);
+        }
+
+        Worker<T> begin() {
+            thread.start();
+            return this;
+        }
+
+        /** Waits (bounded) for the body's result; rethrows what it threw as the future's failure. */
+        T join() throws Exception {
+            return result.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        }
+
+        /** Waits (bounded) until the thread is parked in {@code state}. */
+        Worker<T> awaitState(Thread.State state) {
+            eventually().until(() -> thread.getState() == state);
+            return this;
+        }
+    }
+
+    static <T> Worker<T> start(String name, Body<T> body) {
+        return prepare(name, body).begin();
+    }
+
+    /** A worker not started yet, so that hooks can name its thread first. */
+    static <T> Worker<T> prepare(String name, Body<T> body) {
+        return new Worker<>(name, body);
+    }
+
+    /** Runs {@code body} on a new thread that is not attached, and waits (bounded) for it. */
+    static <T> T onOtherThread(Body<T> body) throws Exception {
+        return start("test-helper", body).join();
+    }
+
+    /** Waits (bounded) for {@code latch}; for use inside factories and disposers. */
+    static void awaitLatch(CountDownLatch latch) {
+        try {
+            if (!latch.await(BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                throw new AssertionError("a latch was never opened");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for a latch", e);
+        }
+    }
+
+    /** Throws {@code t} even if it is checked, as code in other JVM languages can. */
+    @SuppressWarnings("unchecked")
+    static <E extends Throwable> RuntimeException sneakyThrow(Throwable t) throws E {
+        throw (E) t;
+    }
+}
