@@ -11,7 +11,8 @@ import java.lang.invoke.VarHandle;
  *
  * <pre>
  *   count      to          by
- *   n >= 1     n + 1       acquire or share of a live object (any thread; share never waits)
+ *   n >= 1     n + 1       acquire or share of a live object (any thread; share never waits;
+ *                          tryRetainLive is this row alone, the attached acquire's fast path)
  *   0          1           acquire reviving an idle object
  *   n >= 1     n - 1       a handle's close applied attached (now, or from the deferred queue)
  *   0          DISPOSED    the attached thread that disposes it (retire without idle cache,
@@ -72,6 +73,24 @@ final class Entry<K, V> {
             }
             if (COUNT.compareAndSet(this, c, c + 1)) {
                 return c;
+            }
+        }
+    }
+
+    /**
+     * Adds a reference to a live object (count at least 1); fails, changing nothing, on an idle or
+     * disposed one, whose acquire must take the slow path (revive, or create).
+     *
+     * @return whether the reference was added
+     */
+    boolean tryRetainLive() {
+        for (; ; ) {
+            int c = count();
+            if (c < 1 || c == Integer.MAX_VALUE) {
+                return false;
+            }
+            if (COUNT.compareAndSet(this, c, c + 1)) {
+                return true;
             }
         }
     }

@@ -11,6 +11,7 @@ import io.refpool.core.CapacityExhaustedException;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
+import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
@@ -101,6 +102,9 @@ public final class PoolCore<K, V> {
     private final AsyncSemaphore capacity;
     private final Cache<K, V> idle;
     private final LeakTracker leaks;
+    /** Leak detection is off: no handle is tracked. */
+    private final boolean untracked;
+
     final PoolCounters counters = new PoolCounters();
 
     private final ConcurrentHashMap<K, Object> slots = new ConcurrentHashMap<>();
@@ -124,6 +128,7 @@ public final class PoolCore<K, V> {
         this.capacity = config.maxObjects == Integer.MAX_VALUE ? null : new AsyncSemaphore(config.maxObjects);
         this.idle = config.idle == null ? null : buildIdleCache(config.idle);
         this.leaks = new LeakTracker(this, config.leakDetection, config.leakSampleInterval);
+        this.untracked = config.leakDetection == LeakDetection.OFF;
         this.releases = config.releaseQueue.get();
         this.attacher = new Attacher<>(this, config.attachMode);
     }
@@ -246,9 +251,28 @@ public final class PoolCore<K, V> {
 
     // ---------------------------------------------------------------- acquire
 
+    /**
+     * The attached acquire. The fast path (a live object shared by an attached thread of an open
+     * pool, leak detection off) is kept small enough for the JIT to inline into the caller, where it
+     * can remove the handle allocation of an acquire that is closed in the same method; everything
+     * else is {@link #acquireSlow}.
+     */
     public Handle<V> acquire(K key) {
-        Objects.requireNonNull(key, "key");
         AttachState s = attacher.state();
+        if (key != null && s.depth > 0 && untracked && lifecycle.get() == OPEN) {
+            Object slot = slots.get(key);
+            if (slot instanceof Entry) {
+                Entry<K, V> entry = cast(slot);
+                if (entry.tryRetainLive()) {
+                    return new PooledHandle<>(this, entry, null, s);
+                }
+            }
+        }
+        return acquireSlow(key, s);
+    }
+
+    private Handle<V> acquireSlow(K key, AttachState s) {
+        Objects.requireNonNull(key, "key");
         if (s.depth == 0) {
             throw new IllegalStateException("acquire('" + key + "') needs the calling thread attached to the pool:"
                     + " use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
@@ -283,11 +307,11 @@ public final class PoolCore<K, V> {
             Entry<K, V> entry = cast(slot);
             int before = entry.tryRetain();
             if (before > 0) {
-                return CompletableFuture.completedStage(newHandle(entry));
+                return CompletableFuture.completedStage(newHandle(entry, null));
             }
             if (before == 0) {
                 revived(entry);
-                return CompletableFuture.completedStage(newHandle(entry));
+                return CompletableFuture.completedStage(newHandle(entry, null));
             }
         }
         // the caller may cancel or time out the future it gets (orTimeout): then the wait ends, and
@@ -392,7 +416,7 @@ public final class PoolCore<K, V> {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
-                    return newHandle(entry);
+                    return newHandle(entry, s);
                 }
                 slots.remove(key, entry); // disposed and on its way out
                 continue;
@@ -444,7 +468,7 @@ public final class PoolCore<K, V> {
             slots.replace(key, creation, entry);
             counters.creations.increment();
             creation.complete(entry);
-            return newHandle(entry);
+            return newHandle(entry, s);
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             if (permit != null) {
                 permit.close();
@@ -522,9 +546,15 @@ public final class PoolCore<K, V> {
         }
     }
 
-    Handle<V> newHandle(Entry<K, V> entry) {
+    /**
+     * {@return a new handle to {@code entry}}
+     *
+     * @param opener the attach state of the opening thread, if known, which saves its close a
+     *     thread-local lookup
+     */
+    Handle<V> newHandle(Entry<K, V> entry, AttachState opener) {
         LeakTracker.Tracked tracked = leaks.track(entry);
-        PooledHandle<K, V> handle = new PooledHandle<>(this, entry, tracked);
+        PooledHandle<K, V> handle = new PooledHandle<>(this, entry, tracked, opener);
         if (tracked != null) {
             leaks.register(handle, tracked);
         }
@@ -534,12 +564,12 @@ public final class PoolCore<K, V> {
     // ---------------------------------------------------------------- release
 
     /** A handle's close: now if attached, otherwise deferred. */
-    void release(Entry<K, V> entry) {
-        AttachState s = attacher.state();
-        if (s.depth > 0) {
-            decrementNow(entry, s);
-        } else {
+    void release(Entry<K, V> entry, AttachState opener) {
+        AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
+        if (s.depth == 0) {
             enqueue(entry);
+        } else if (entry.release() == 0) {
+            reachedZero(entry, s);
         }
     }
 
@@ -586,23 +616,27 @@ public final class PoolCore<K, V> {
 
     private void decrementNow(Entry<K, V> entry, AttachState s) {
         if (entry.release() == 0) {
-            if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
-                idle.put(entry.key, entry.value);
-                if (entry.count() != 0) {
-                    // revived before this put landed, so its reviver found nothing to take back;
-                    // removing it only while it is live keeps a put of a later release in place
-                    idle.asMap()
-                            .computeIfPresent(
-                                    entry.key,
-                                    (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
-                } else if (capacity != null && capacity.queueLength() > 0) {
-                    // a waiter queued meanwhile and may have looked for idle objects before the put:
-                    // either it sees this object in the cache, or this thread sees it in line
-                    reclaimForWaiter(entry, s);
-                }
-            } else { // no cache, closing, or someone waits for the permit this object holds
-                claimForDisposal(entry, s);
+            reachedZero(entry, s);
+        }
+    }
+
+    /** The last reference went: idle the object, or dispose it. */
+    private void reachedZero(Entry<K, V> entry, AttachState s) {
+        if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
+            idle.put(entry.key, entry.value);
+            if (entry.count() != 0) {
+                // revived before this put landed, so its reviver found nothing to take back;
+                // removing it only while it is live keeps a put of a later release in place
+                idle.asMap()
+                        .computeIfPresent(
+                                entry.key, (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+            } else if (capacity != null && capacity.queueLength() > 0) {
+                // a waiter queued meanwhile and may have looked for idle objects before the put:
+                // either it sees this object in the cache, or this thread sees it in line
+                reclaimForWaiter(entry, s);
             }
+        } else { // no cache, closing, or someone waits for the permit this object holds
+            claimForDisposal(entry, s);
         }
     }
 

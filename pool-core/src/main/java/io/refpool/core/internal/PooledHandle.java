@@ -2,41 +2,40 @@ package io.refpool.core.internal;
 
 import io.refpool.core.Handle;
 import io.refpool.core.PoolError;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.lang.ref.Reference;
 
 /**
- * A handle: one reference to an {@link Entry}. {@code open} moves 1 → 0 once, by CAS, so a second
- * close never decrements again.
+ * A handle: one reference to an {@link Entry}.
+ *
+ * <p>{@code open} goes from true to false once, under this handle's monitor, so a second close —
+ * from any thread — never decrements again. A monitor rather than a CAS: the JIT elides the monitor
+ * of a handle that does not escape its caller (acquire, use, close in one compiled method), and can
+ * then remove the handle altogether, which it will not do for the target of a CAS. The monitor is
+ * held for the flag flip only.
+ *
+ * <p>The handle remembers the attach state of the thread that opened it, so a close on that
+ * thread (the common case) finds out whether it is attached without a thread-local lookup.
  */
 final class PooledHandle<K, V> implements Handle<V> {
-    private static final VarHandle OPEN;
-
-    static {
-        try {
-            OPEN = MethodHandles.lookup().findVarHandle(PooledHandle.class, "open", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final PoolCore<K, V> core;
     private final Entry<K, V> entry;
     /** The leak detector's record of this handle, or {@code null} when it is not tracked. */
     private final LeakTracker.Tracked tracked;
+    /** The attach state of the opening thread, or {@code null} if not known. */
+    private final AttachState opener;
 
-    @SuppressWarnings("unused") // accessed through OPEN
-    private volatile int open;
+    /** Written under this handle's monitor; volatile so other threads see a close at once. */
+    private volatile boolean open = true;
 
-    PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, LeakTracker.Tracked tracked) {
+    PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, LeakTracker.Tracked tracked, AttachState opener) {
         this.core = core;
         this.entry = entry;
         this.tracked = tracked;
-        OPEN.setRelease(this, 1);
+        this.opener = opener;
     }
 
     private void checkOpen(String operation) {
-        if ((int) OPEN.getAcquire(this) == 0) {
+        if (!open) {
             throw new IllegalStateException(
                     operation + " on the handle for key '" + entry.key + "', which is already closed");
         }
@@ -56,31 +55,43 @@ final class PooledHandle<K, V> implements Handle<V> {
             throw new IllegalStateException(
                     "share() on the handle for key '" + entry.key + "', whose object is disposed");
         }
-        return core.newHandle(entry);
+        return core.newHandle(entry, opener);
     }
 
     @Override
     public boolean isOpen() {
-        return (int) OPEN.getAcquire(this) != 0;
+        return open;
     }
 
     @Override
     public void close() {
-        if (!OPEN.compareAndSet(this, 1, 0)) {
-            if (tracked != null && tracked.paranoid()) {
-                core.report(
-                        PoolError.Kind.HANDLE_CLOSED_TWICE,
-                        entry.key,
-                        "the handle for key '" + entry.key + "' was closed again; the second close did nothing"
-                                + " (the cause shows the first close)",
-                        tracked.closedAgain());
+        synchronized (this) {
+            if (!open) {
+                closedAgain();
+                return;
             }
-            return;
+            open = false;
         }
         if (tracked != null) {
-            tracked.closed();
+            untrack();
         }
-        core.release(entry);
+        core.release(entry, opener);
+    }
+
+    private void untrack() {
+        tracked.closed();
+        Reference.reachabilityFence(this); // the cleaner must not run before closed() is recorded
+    }
+
+    private void closedAgain() {
+        if (tracked != null && tracked.paranoid()) {
+            core.report(
+                    PoolError.Kind.HANDLE_CLOSED_TWICE,
+                    entry.key,
+                    "the handle for key '" + entry.key + "' was closed again; the second close did nothing"
+                            + " (the cause shows the first close)",
+                    tracked.closedAgain());
+        }
     }
 
     @Override
