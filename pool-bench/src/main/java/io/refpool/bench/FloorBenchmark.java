@@ -32,6 +32,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code lockUnlockUncontended}: {@link ReentrantLock#lock()} and {@link
  *       ReentrantLock#unlock()} on a lock only this thread uses — the JDK baseline every mutex peer
  *       is compared with.
+ *   <li>{@code threadLocalGet}: one {@link ThreadLocal#get()} of a value the thread already has —
+ *       what any per-thread attach state costs to find, before any check. It is {@link Scales}.
  * </ul>
  *
  * <p>It has no {@code impl} parameter: each method is a single-implementation row. The annotations
@@ -96,6 +98,18 @@ public class FloorBenchmark {
                 lock.unlock();
             }
         }
+    }
+
+    /** A thread-local every benchmark thread reads its own value of. */
+    @State(Scope.Benchmark)
+    public static class PerThreadValue {
+        final ThreadLocal<Object> value = ThreadLocal.withInitial(Object::new);
+    }
+
+    @Benchmark
+    @Scales
+    public Object threadLocalGet(PerThreadValue perThread) {
+        return perThread.value.get();
     }
 
     @Benchmark
