@@ -30,6 +30,9 @@ public final class MutexSync extends WaiterQueue {
 
     /** Releases the lock, handing it to the head waiter if there is one. */
     public void unlock() {
+        if (casState(LOCKED, 0L)) {
+            return; // held, nobody queued: the common case, one CAS without a read before it
+        }
         for (; ; ) {
             long s = state();
             if ((s & LOCKED) == 0) {
