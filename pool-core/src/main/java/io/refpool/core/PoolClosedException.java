@@ -6,7 +6,9 @@ package io.refpool.core;
  * <pre>{@code
  * pool.close();
  * try (Attachment attached = pool.attach()) {      // throws PoolClosedException
- *     ...
+ *     pool.acquire("tenant-7").close();
+ * } catch (PoolClosedException closed) {
+ *     System.out.println("the pool is gone: " + closed.getMessage());
  * }
  * }</pre>
  */

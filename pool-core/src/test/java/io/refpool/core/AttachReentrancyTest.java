@@ -67,6 +67,26 @@ class AttachReentrancyTest {
 
     @ParameterizedTest
     @EnumSource(AttachMode.class)
+    void closingAnAttachmentAgainAfterTheThreadAttachedOnceMoreStillThrows(AttachMode mode) {
+        RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
+        try (Attachment outer = pool.attach()) {
+            Attachment first = pool.attach();
+            first.close();
+            try (Attachment second = pool.attach()) { // the same nesting level, opened again
+                assertThrows(IllegalStateException.class, first::close, "the first one is closed");
+                assertTrue(pool.isAttached());
+            }
+        }
+        Attachment top = pool.attach();
+        top.close();
+        Attachment again = pool.attach();
+        assertThrows(IllegalStateException.class, top::close);
+        again.close();
+        assertFalse(pool.isAttached());
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
     void aScopeSuspendedByDetachedCannotBeClosedFromInsideTheSection(AttachMode mode) {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
         try (Attachment outer = pool.attach()) {

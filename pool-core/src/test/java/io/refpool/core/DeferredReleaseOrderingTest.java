@@ -88,6 +88,26 @@ class DeferredReleaseOrderingTest {
         resources.assertAllDisposedOnceAttached();
     }
 
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void closeAppliesAReleaseWhoseFlagIsNotRaisedYet(AttachMode mode) throws Exception {
+        RefPool<String, Resource> pool = pool(mode);
+        Handle<Resource> handle = acquireAttached(pool, "a");
+        Forked<Void> releaser = unstartedRun("releaser", handle::close);
+        TestReleaseHooks hooks = TestReleaseHooks.pausing(Point.BETWEEN_ADD_AND_FLAG, releaser.thread);
+        pool.core().releaseQueue().setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival(); // in the list, flag down
+
+        pool.close();
+        assertEquals(1, resources.created("a").disposals.get(), "close took the list, not just the flag");
+
+        hooks.proceed();
+        releaser.join();
+        assertEquals(0, pool.stats().pendingDecrements());
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @Test
     void aSharedAttachThatMissesAnotherAttachersDrainAppliesNothingTwice() throws Exception {
         RefPool<String, Resource> pool = pool(AttachMode.SHARED);

@@ -15,9 +15,11 @@ import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -212,5 +214,36 @@ class DrainerTest {
         assertThrows(IllegalArgumentException.class, () -> builder.drainThreshold(0));
         assertThrows(NullPointerException.class, () -> builder.executor(null));
         assertFalse(builder.build().core().releaseQueue().isDirty(), "the rejected settings changed nothing");
+    }
+
+    @Test
+    void anEvictionNeverHandsTheDrainerToTheExecutorFromInsideTheCache() throws Exception {
+        AtomicLong nanos = new AtomicLong();
+        AtomicReference<Runnable> expiry = new AtomicReference<>();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.EXCLUSIVE)
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(1)
+                .executor(Runnable::run) // a drain handed over here would attach inside the eviction
+                .idle(cache -> cache.expireAfterAccess(Duration.ofMinutes(1))
+                        .ticker(nanos::get)
+                        .executor(Runnable::run)
+                        .scheduler((executor, command, delay, unit) -> {
+                            expiry.set(command);
+                            return CompletableFuture.completedFuture(null);
+                        })));
+        acquireAttached(pool, "a").get(0).close(); // attached close: "a" idles, its expiry is scheduled
+        Attachment held = pool.attach();
+
+        // the cache's scheduled maintenance runs on a thread that is not attached and evicts "a"
+        nanos.addAndGet(Duration.ofMinutes(2).toNanos());
+        forkRun("cache maintenance", () -> expiry.get().run()).join();
+        assertEquals(0, resources.disposalCount(), "the eviction was only queued");
+
+        held.close(); // this detach applies the eviction
+        assertEquals(1, resources.disposalCount());
+        assertSame(Thread.currentThread(), resources.created("a").disposedOn);
+        resources.assertAllDisposedOnceAttached();
     }
 }

@@ -5,8 +5,9 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The {@link Attachment} of one nesting level of one thread. The object is reused for its slot,
- * so a nested attach allocates nothing; {@code open} tells a live scope from a closed one.
+ * The {@link Attachment} of one nesting level of one thread. The object is reused (with its twin,
+ * in turn) for its slot, so a nested attach allocates nothing; {@code open} tells a live scope from
+ * a closed one.
  */
 final class AttachScope implements Attachment {
     private final AttachState state;
@@ -14,6 +15,8 @@ final class AttachScope implements Attachment {
     private final int slot;
     /** The nesting level this scope was last opened at. */
     int level;
+    /** The other scope of this slot, opened by the next attachment in it. */
+    AttachScope twin;
 
     boolean open;
 

@@ -10,7 +10,9 @@ import java.util.ArrayDeque;
  * <p>{@code attacher} is set only while the thread is attached, so a thread that outlives a pool
  * it once attached to does not keep the pool reachable through its thread-local map.
  *
- * <p>Scope objects are reused per slot. A {@code detached()} section at depth {@code d} moves
+ * <p>Scope objects are reused per slot, two per slot taken in turn, so that closing an attachment
+ * again after its thread attached once more in that slot still finds it closed and throws. A
+ * {@code detached()} section at depth {@code d} moves
  * {@code base} up by {@code d} for its duration, so attachments opened on this thread meanwhile
  * (an async attachment granted to it, a nested attach inside {@code work}) use slots above the
  * suspended ones and never reopen a scope that is still open below.
@@ -52,8 +54,11 @@ final class AttachState {
         AttachScope scope = scopes[slot];
         if (scope == null) {
             scope = new AttachScope(this, slot);
-            scopes[slot] = scope;
+            AttachScope twin = new AttachScope(this, slot);
+            scope.twin = twin;
+            twin.twin = scope;
         }
+        scopes[slot] = scope.twin; // the next attachment in this slot gets the other one
         scope.level = level;
         scope.open = true;
         return scope;

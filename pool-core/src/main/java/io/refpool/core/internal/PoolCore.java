@@ -573,10 +573,14 @@ public final class PoolCore<K, V> {
         }
     }
 
-    /** Defers a release to the next attach, or to the drainer. */
+    /**
+     * Defers a release to the next attach, or to the drainer. An eviction only ever schedules the
+     * delayed drainer: it is enqueued from inside Caffeine's eviction, where handing the drainer to
+     * a caller-runs executor would attach (and maybe wait for the gate) inside the cache's update.
+     */
     void enqueue(Object release) {
         int pending = releases.enqueue(release);
-        if (pending >= drainThreshold || lifecycle.get() != OPEN) {
+        if ((pending >= drainThreshold || lifecycle.get() != OPEN) && !(release instanceof Eviction)) {
             if (!urgentDrainScheduled.get() && urgentDrainScheduled.compareAndSet(false, true)) {
                 executor.execute(() -> drainFromExecutor(urgentDrainScheduled));
             }
@@ -757,6 +761,10 @@ public final class PoolCore<K, V> {
                 attacher.attach(CancellationToken.none(), attachMode == AttachMode.SHARED && !isAttached(), true);
         try {
             AttachState s = attacher.state();
+            ArrayList<Object> pending = releases.takeAll(); // also releases whose flag is still in flight
+            if (pending != null) {
+                applyBatch(pending, s);
+            }
             if (idle != null) {
                 idle.invalidateAll();
             }
