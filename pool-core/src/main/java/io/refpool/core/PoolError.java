@@ -27,7 +27,12 @@ public final class PoolError {
         /** A handle was closed again; the second close did nothing. */
         HANDLE_CLOSED_TWICE,
         /** Handles were still open when the pool closed; their objects are disposed as they close. */
-        HANDLES_OPEN_AT_CLOSE
+        HANDLES_OPEN_AT_CLOSE,
+        /**
+         * The pool's executor rejected a drain (it was shut down, say); the drain ran on the thread
+         * that scheduled it instead, so no release was left behind.
+         */
+        DRAINER_REJECTED
     }
 
     private final Kind kind;

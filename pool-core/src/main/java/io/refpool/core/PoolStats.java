@@ -2,6 +2,7 @@ package io.refpool.core;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A snapshot of a pool's counters, from {@link RefPool#stats()}.
@@ -73,12 +74,18 @@ public final class PoolStats {
         return live;
     }
 
-    /** {@return objects idle in the cache} */
+    /**
+     * {@return objects at count zero and not disposed: idle in the cache, or evicted from it and
+     * waiting for their disposal to be applied}
+     */
     public long idle() {
         return idle;
     }
 
-    /** {@return releases enqueued off-attachment and not yet applied} */
+    /**
+     * {@return releases enqueued and not yet applied: decrements of handles closed off-attachment,
+     * and disposals of evicted idle objects}
+     */
     public long pendingDecrements() {
         return pendingDecrements;
     }
@@ -104,7 +111,7 @@ public final class PoolStats {
      * @param cause the cause
      */
     public long evictions(EvictionCause cause) {
-        return evictions.get(cause);
+        return evictions.get(Objects.requireNonNull(cause, "cause"));
     }
 
     /** {@return idle objects evicted, all causes} */

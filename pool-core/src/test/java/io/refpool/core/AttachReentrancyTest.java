@@ -67,6 +67,24 @@ class AttachReentrancyTest {
 
     @ParameterizedTest
     @EnumSource(AttachMode.class)
+    void detachedOnAnAttachmentItsOwnSectionSuspendedThrowsAndLeavesTheSectionRunning(AttachMode mode) {
+        RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
+        try (Attachment attached = pool.attach()) {
+            String result = attached.detached(() -> {
+                IllegalStateException thrown =
+                        assertThrows(IllegalStateException.class, () -> attached.detached(() -> "again"));
+                assertTrue(thrown.getMessage().contains("suspended"), thrown.getMessage());
+                assertFalse(pool.isAttached(), "still inside the first section");
+                return "section";
+            });
+            assertEquals("section", result);
+            assertTrue(pool.isAttached(), "resumed after the section");
+        }
+        assertFalse(pool.isAttached());
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
     void closingAnAttachmentAgainAfterTheThreadAttachedOnceMoreStillThrows(AttachMode mode) {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
         try (Attachment outer = pool.attach()) {

@@ -180,6 +180,27 @@ class CapacityTest {
     }
 
     @Test
+    void aWaiterWhoseFutureTheCallerCompletesLeavesTheLineAndLosesNoPermit() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a;
+        try (Attachment attached = pool.attach()) {
+            a = pool.acquire("a");
+        }
+        CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
+        assertEquals(1, pool.stats().capacityWaiters());
+        assertTrue(waiter.complete(null), "the caller completes its own future");
+        assertEquals(0, pool.stats().capacityWaiters(), "completing the future ends the wait, as cancelling does");
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertEquals(0, pool.stats().live(), "no object is created for a caller who gave up");
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void aWaiterWhoseFutureTimesOutLosesNoPermit() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));

@@ -246,4 +246,28 @@ class DrainerTest {
         assertSame(Thread.currentThread(), resources.created("a").disposedOn);
         resources.assertAllDisposedOnceAttached();
     }
+
+    @Test
+    void aDrainTheExecutorRejectsRunsOnTheThreadThatScheduledIt() throws Exception {
+        List<PoolError> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(1)
+                .errorListener(errors::add)
+                .executor(task -> {
+                    throw new java.util.concurrent.RejectedExecutionException("shut down");
+                }));
+        Handle<Resource> handle = acquireAttached(pool, "a").get(0);
+
+        Forked<Void> releaser = forkRun("releaser", handle::close); // crosses the threshold
+        releaser.join(); // close() does not throw although the executor refused the drain
+
+        assertEquals(1, resources.disposalCount());
+        assertSame(releaser.thread, resources.created("a").disposedOn, "the releaser drained, attached");
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertEquals(1, errors.size(), errors.toString());
+        assertEquals(PoolError.Kind.DRAINER_REJECTED, errors.get(0).kind());
+        resources.assertAllDisposedOnceAttached();
+    }
 }

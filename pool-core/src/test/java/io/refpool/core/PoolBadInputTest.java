@@ -52,6 +52,7 @@ class PoolBadInputTest {
         try (Attachment attached = pool.attach()) {
             assertRejected(NullPointerException.class, () -> attached.detached(null), "work");
         }
+        assertRejected(NullPointerException.class, () -> pool.stats().evictions(null), "cause");
         assertEquals(before, pool.stats().toString(), "no state changed");
         assertEquals(0, engine.factoryCalls.get());
         pool.close();
@@ -96,6 +97,11 @@ class PoolBadInputTest {
                         .idle(cache -> cache.evictionListener((key, value, cause) -> {}))
                         .build(),
                 "eviction listener");
+        IllegalStateException caffeines = assertThrows(
+                IllegalStateException.class,
+                () -> engine.builder().idle(cache -> cache.maximumWeight(100)).build(),
+                "Caffeine's own check, not mistaken for an eviction listener");
+        assertMessageNames(caffeines, "weigher");
     }
 
     @Test

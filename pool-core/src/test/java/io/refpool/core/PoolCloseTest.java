@@ -157,6 +157,44 @@ class PoolCloseTest {
 
     @ParameterizedTest
     @EnumSource(AttachMode.class)
+    void aSecondCloseWaitsForTheFirstToFinishUnlessItsThreadIsAttached(AttachMode mode) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = pool(engine, mode);
+        Handle<Session> pending;
+        Session pendingSession;
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("idle").close();
+            pending = pool.acquire("pending");
+            pendingSession = pending.get();
+        }
+        onOtherThread(() -> {
+            pending.close(); // off-attachment: a pending decrement
+            return null;
+        });
+        Attachment held = pool.exclusive(); // keeps the first close waiting for the gate
+
+        Worker<Void> first = start("first-closer", () -> {
+            pool.close();
+            return null;
+        });
+        first.awaitState(Thread.State.WAITING);
+        Worker<Long> second = start("second-closer", () -> {
+            pool.close();
+            return pool.stats().pendingDecrements() + pool.stats().idle();
+        });
+        second.awaitState(Thread.State.WAITING); // waits for the first close, does not return early
+
+        pool.close(); // this thread is attached: waiting would wait for itself, so it returns at once
+        assertFalse(pendingSession.isDisposed(), "the first close has not run yet");
+
+        held.close();
+        assertEquals(0L, second.join(), "when the second close returns, the first has drained and disposed");
+        first.join();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
     void closeWhileAttachedLetsTheCallerFinishAndDetach(AttachMode mode) {
         Engine engine = new Engine();
         RefPool<String, Session> pool = pool(engine, mode);

@@ -45,7 +45,14 @@ public final class AsyncSemaphore {
      * @throws IllegalArgumentException if {@code permits} is less than 1
      */
     public AsyncSemaphore(int permits) {
-        this(permits, permits);
+        this(checkInitial(permits), permits);
+    }
+
+    private static int checkInitial(int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits must be at least 1, was " + permits);
+        }
+        return permits;
     }
 
     /**

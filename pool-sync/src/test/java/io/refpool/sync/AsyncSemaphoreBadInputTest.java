@@ -22,7 +22,7 @@ class AsyncSemaphoreBadInputTest {
 
     @Test
     void constructorRejectsCountsOutOfRange() {
-        assertRejected(IllegalArgumentException.class, "maxPermits", () -> new AsyncSemaphore(0));
+        assertRejected(IllegalArgumentException.class, "permits must be", () -> new AsyncSemaphore(0));
         assertRejected(IllegalArgumentException.class, "maxPermits", () -> new AsyncSemaphore(0, -3));
         assertRejected(IllegalArgumentException.class, "initialPermits", () -> new AsyncSemaphore(-1, 3));
         assertRejected(IllegalArgumentException.class, "initialPermits", () -> new AsyncSemaphore(4, 3));

@@ -60,6 +60,10 @@ final class AttachScope implements Attachment {
     public <T> T detached(Supplier<T> work) {
         Objects.requireNonNull(work, "work");
         checkUsable("detached()");
+        if (slot < state.base) {
+            throw new IllegalStateException("detached() of an attachment suspended by a detached() section that is"
+                    + " still running: the thread is detached already");
+        }
         return state.attacher.detached(state, work);
     }
 

@@ -28,7 +28,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -113,6 +115,11 @@ public final class PoolCore<K, V> {
     private final Attacher<K, V> attacher;
     private final CancellationSource closing = new CancellationSource();
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
+    /** Counted down when the first close() has finished. */
+    private final CountDownLatch closed = new CountDownLatch(1);
+    /** The thread running the first close(), while it runs. */
+    private volatile Thread closer;
+
     private final AtomicBoolean delayedDrainScheduled = new AtomicBoolean();
     private final AtomicBoolean urgentDrainScheduled = new AtomicBoolean();
 
@@ -141,13 +148,15 @@ public final class PoolCore<K, V> {
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own scheduler
         }
+        Caffeine<K, V> listening;
         try {
-            return builder.<K, V>evictionListener(this::onEvicted).build();
+            listening = builder.<K, V>evictionListener(this::onEvicted);
         } catch (IllegalStateException alreadySet) {
             throw new IllegalArgumentException(
                     "idle(...) must not set an eviction listener: the pool disposes evicted objects itself",
                     alreadySet);
         }
+        return listening.build(); // Caffeine's own checks of the configuration speak for themselves
     }
 
     // ---------------------------------------------------------------- accessors
@@ -326,11 +335,9 @@ public final class PoolCore<K, V> {
                 handle.close();
             }
         });
-        result.whenComplete((handle, failure) -> {
-            if (failure != null) {
-                callerGaveUp.cancel(); // a no-op once the wait has ended
-            }
-        });
+        // completed by the caller (cancel, complete, orTimeout, completeOnTimeout): the wait ends;
+        // completed by the wait itself: the wait is over and this cancels nothing
+        result.whenComplete((handle, failure) -> callerGaveUp.cancel());
         return result;
     }
 
@@ -582,11 +589,33 @@ public final class PoolCore<K, V> {
         int pending = releases.enqueue(release);
         if ((pending >= drainThreshold || lifecycle.get() != OPEN) && !(release instanceof Eviction)) {
             if (!urgentDrainScheduled.get() && urgentDrainScheduled.compareAndSet(false, true)) {
-                executor.execute(() -> drainFromExecutor(urgentDrainScheduled));
+                submitDrainer(urgentDrainScheduled);
             }
         } else if (!delayedDrainScheduled.get() && delayedDrainScheduled.compareAndSet(false, true)) {
-            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, executor)
+            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::submitDrainerTask)
                     .execute(() -> drainFromExecutor(delayedDrainScheduled));
+        }
+    }
+
+    private void submitDrainer(AtomicBoolean scheduled) {
+        submitDrainerTask(() -> drainFromExecutor(scheduled));
+    }
+
+    /**
+     * Hands a drainer to the pool's executor. An executor that rejects it (shut down, saturated)
+     * gets it back on this thread, as a caller-runs policy would: a release left queued with no
+     * drainer coming might never be applied once the pool is closed and nobody attaches.
+     */
+    private void submitDrainerTask(Runnable drainer) {
+        try {
+            executor.execute(drainer);
+        } catch (RejectedExecutionException rejected) {
+            report(
+                    PoolError.Kind.DRAINER_REJECTED,
+                    null,
+                    "the pool's executor rejected a drain; it runs on the thread that scheduled it",
+                    rejected);
+            drainer.run();
         }
     }
 
@@ -748,10 +777,20 @@ public final class PoolCore<K, V> {
 
     // ---------------------------------------------------------------- close and stats
 
+    /**
+     * Closes the pool. A close called while another thread's close is running waits for it to
+     * finish, so that whichever returns first, the pool is closed; unless the calling thread is
+     * attached to this pool or is running that close (a disposer, say), where waiting would wait
+     * for itself: then it returns at once.
+     */
     public void close() {
         if (!lifecycle.compareAndSet(OPEN, CLOSING)) {
+            if (closer != Thread.currentThread() && !isAttached()) {
+                awaitClosed();
+            }
             return;
         }
+        closer = Thread.currentThread();
         try {
             closing.cancel();
         } catch (RuntimeException | Error e) {
@@ -786,6 +825,23 @@ public final class PoolCore<K, V> {
         } finally {
             attached.close();
             lifecycle.set(CLOSED);
+            closer = null;
+            closed.countDown();
+        }
+    }
+
+    private void awaitClosed() {
+        boolean interrupted = false;
+        for (; ; ) {
+            try {
+                closed.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // close() is not interruptible; the flag is restored below
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
