@@ -42,6 +42,13 @@ class CapacityTest {
         return pool.acquireAsync(key, CancellationToken.none()).toCompletableFuture();
     }
 
+    /** {@return a handle to {@code key}, acquired attached; the thread is detached again} */
+    private static Handle<Session> acquireAttached(RefPool<String, Session> pool, String key) {
+        try (Attachment attached = pool.attach()) {
+            return pool.acquire(key);
+        }
+    }
+
     /** {@return the exception {@code future} failed with, unwrapped; waits (bounded) for it} */
     static Throwable failureOf(CompletableFuture<?> future) throws Exception {
         Throwable failure = future.handle((value, t) -> t).get(BOUND.toSeconds(), TimeUnit.SECONDS);
@@ -140,10 +147,7 @@ class CapacityTest {
     void aTimedOutWaiterLosesNoPermit() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CancellationSource deadline = new CancellationSource();
         deadline.cancelAfter(Duration.ofMillis(50));
         CompletableFuture<Handle<Session>> waiter =
@@ -163,10 +167,7 @@ class CapacityTest {
     void aWaiterWhoseFutureTheCallerCancelsLosesNoPermit() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
         assertTrue(waiter.cancel(false), "the caller gives up on its own future");
         try (Attachment attached = pool.attach()) {
@@ -183,10 +184,7 @@ class CapacityTest {
     void aWaiterWhoseFutureTheCallerCompletesLeavesTheLineAndLosesNoPermit() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
         assertEquals(1, pool.stats().capacityWaiters());
         assertTrue(waiter.complete(null), "the caller completes its own future");
@@ -204,10 +202,7 @@ class CapacityTest {
     void aWaiterWhoseFutureTimesOutLosesNoPermit() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b").orTimeout(20, TimeUnit.MILLISECONDS);
         assertInstanceOf(java.util.concurrent.TimeoutException.class, failureOf(waiter));
         try (Attachment attached = pool.attach()) {
@@ -223,10 +218,7 @@ class CapacityTest {
     void aWaiterCancelledAfterItsPermitWasGrantedGivesThePermitBack() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CancellationSource source = new CancellationSource();
         CompletableFuture<Handle<Session>> waiter =
                 pool.acquireAsync("b", source.token()).toCompletableFuture();
@@ -299,10 +291,7 @@ class CapacityTest {
         Engine engine = new Engine();
         RefPool<String, Session> pool =
                 engine.build(engine.builder().maxObjects(1).idle(cache -> cache.maximumSize(100)));
-        Handle<Session> a;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-        }
+        Handle<Session> a = acquireAttached(pool, "a");
         CompletableFuture<Handle<Session>> waiter = acquireAsync(pool, "b");
         try (Attachment attached = pool.attach()) {
             a.close();

@@ -792,6 +792,16 @@ public final class PoolCore<K, V> {
         }
         closer = Thread.currentThread();
         try {
+            failWaitersDrainAndDispose();
+        } finally {
+            lifecycle.set(CLOSED);
+            closer = null;
+            closed.countDown(); // even if the close failed: a second close() must not wait forever
+        }
+    }
+
+    private void failWaitersDrainAndDispose() {
+        try {
             closing.cancel();
         } catch (RuntimeException | Error e) {
             report(PoolError.Kind.DISPOSER_FAILED, null, "failing the pool's waiters at close failed", e);
@@ -824,9 +834,6 @@ public final class PoolCore<K, V> {
             reportOpenHandles();
         } finally {
             attached.close();
-            lifecycle.set(CLOSED);
-            closer = null;
-            closed.countDown();
         }
     }
 
