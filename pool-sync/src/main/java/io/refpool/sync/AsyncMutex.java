@@ -92,10 +92,10 @@ public final class AsyncMutex {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring AsyncMutex");
         }
-        if (sync.tryLock()) {
-            return sync.readyGuard(MutexSync.ONE);
+        if (!sync.tryLock()) {
+            sync.awaitGrant(MutexSync.ONE, CancellationToken.none()); // parks until granted
         }
-        return sync.acquireBlocking(MutexSync.ONE, CancellationToken.none(), -1L);
+        return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /**
@@ -113,10 +113,10 @@ public final class AsyncMutex {
             throw new InterruptedException("interrupted before acquiring AsyncMutex");
         }
         sync.throwIfCancelled(token);
-        if (sync.tryLock()) {
-            return sync.readyGuard(MutexSync.ONE);
+        if (!sync.tryLock()) {
+            sync.awaitGrant(MutexSync.ONE, token); // parks until granted
         }
-        return sync.acquireBlocking(MutexSync.ONE, token, -1L);
+        return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /**

@@ -45,10 +45,10 @@ public final class AsyncSemaphore {
      * @throws IllegalArgumentException if {@code permits} is less than 1
      */
     public AsyncSemaphore(int permits) {
-        this(checkInitial(permits), permits);
+        this(requireAtLeastOne(permits), permits);
     }
 
-    private static int checkInitial(int permits) {
+    private static int requireAtLeastOne(int permits) {
         if (permits < 1) {
             throw new IllegalArgumentException("permits must be at least 1, was " + permits);
         }
@@ -75,9 +75,7 @@ public final class AsyncSemaphore {
     }
 
     private int checkPermits(int permits) {
-        if (permits < 1) {
-            throw new IllegalArgumentException("permits must be at least 1, was " + permits);
-        }
+        requireAtLeastOne(permits);
         if (permits > sync.maxPermits()) {
             throw new IllegalArgumentException("permits (" + permits + ") exceed the maximum of " + sync.maxPermits()
                     + " this semaphore can ever hold; the request could never be served");
@@ -152,10 +150,10 @@ public final class AsyncSemaphore {
             throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
         }
         sync.throwIfCancelled(token);
-        if (sync.tryTake(permits)) {
-            return sync.readyGuard(permits);
+        if (!sync.tryTake(permits)) {
+            sync.awaitGrant(permits, token); // parks until granted
         }
-        return sync.acquireBlocking(permits, token, -1L);
+        return sync.readyGuard(permits); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /**

@@ -134,10 +134,10 @@ public final class AsyncSharedMutex {
             throw new InterruptedException("interrupted before acquiring AsyncSharedMutex shared");
         }
         sync.throwIfCancelled(token);
-        if (sync.tryLockShared()) {
-            return sync.readyGuard(SharedSync.READ);
+        if (!sync.tryLockShared()) {
+            sync.awaitGrant(SharedSync.READ, token); // parks until granted
         }
-        return sync.acquireBlocking(SharedSync.READ, token, -1L);
+        return sync.readyGuard(SharedSync.READ); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /**
@@ -251,10 +251,10 @@ public final class AsyncSharedMutex {
             throw new InterruptedException("interrupted before acquiring AsyncSharedMutex");
         }
         sync.throwIfCancelled(token);
-        if (sync.tryLock()) {
-            return sync.readyGuard(SharedSync.WRITE);
+        if (!sync.tryLock()) {
+            sync.awaitGrant(SharedSync.WRITE, token); // parks until granted
         }
-        return sync.acquireBlocking(SharedSync.WRITE, token, -1L);
+        return sync.readyGuard(SharedSync.WRITE); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /**

@@ -170,6 +170,25 @@ public abstract class WaiterQueue {
      */
     public final Guard acquireBlocking(int arg, CancellationToken token, long timeoutNanos)
             throws InterruptedException {
+        return awaitGrant(arg, token, timeoutNanos) ? new ReadyGuard(this, arg) : null;
+    }
+
+    /**
+     * The contended blocking acquire without a time limit, entered after the fast path failed;
+     * parks until granted. The caller then makes the guard with {@link #readyGuard}, the same
+     * allocation its fast path makes: with one allocation site, and no guard of another kind
+     * merging with it, the JIT can scalar-replace the guard of an uncontended acquire however
+     * often this slow path has run elsewhere.
+     *
+     * @throws InterruptedException if interrupted before the grant; the wait is cancelled
+     * @throws CancellationException if the token was cancelled before the grant
+     */
+    public final void awaitGrant(int arg, CancellationToken token) throws InterruptedException {
+        awaitGrant(arg, token, -1L);
+    }
+
+    /** {@return true once granted, false if the timeout elapsed first} */
+    private boolean awaitGrant(int arg, CancellationToken token, long timeoutNanos) throws InterruptedException {
         hook(Point.AFTER_FAST_PATH_FAILED);
         // inside a continuation, the waiters this thread's own releases granted are settled first:
         // they may be what holds the lock; the locked recheck then sees what they released
@@ -178,7 +197,7 @@ public abstract class WaiterQueue {
         registerCancellation(waiter, token);
         Publication outcome = publishOrAbandon(waiter);
         if (outcome == Publication.ACQUIRED) {
-            return new ReadyGuard(this, arg);
+            return true;
         }
         long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
@@ -188,7 +207,7 @@ public abstract class WaiterQueue {
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
-                return waiter;
+                return true;
             }
             if (phase == Waiter.CANCELLED) {
                 // only the token cancels a blocking wait from outside (timeout and interrupt are this
@@ -205,7 +224,7 @@ public abstract class WaiterQueue {
                 if (remaining <= 0L) {
                     if (waiter.tryCancel(null)) {
                         afterCancel(waiter);
-                        return null;
+                        return false;
                     }
                     continue; // the grant won: the next pass returns it
                 }
