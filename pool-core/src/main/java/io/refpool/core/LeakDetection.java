@@ -14,7 +14,11 @@ package io.refpool.core;
  * stack trace of its acquisition.
  */
 public enum LeakDetection {
-    /** No tracking: a leaked handle keeps its object alive until the pool closes. */
+    /**
+     * No tracking: a handle that is never closed keeps its object alive for ever, also after the
+     * pool closed ({@code close()} disposes objects only as their last handles close, and reports
+     * the handles still open as {@link PoolError.Kind#HANDLES_OPEN_AT_CLOSE}).
+     */
     OFF,
     /** A sample of handles is tracked, with their acquisition sites; cheap enough for production. */
     SAMPLED,

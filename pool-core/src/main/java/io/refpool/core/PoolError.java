@@ -26,13 +26,31 @@ public final class PoolError {
         HANDLE_LEAKED,
         /** A handle was closed again; the second close did nothing. */
         HANDLE_CLOSED_TWICE,
-        /** Handles were still open when the pool closed; their objects are disposed as they close. */
+        /**
+         * Handles were still open when the pool closed. Each object is disposed when its last handle
+         * closes; a handle that is never closed keeps its object until the leak detector, if on,
+         * finds the handle unreachable (with {@link LeakDetection#OFF}, for ever).
+         */
         HANDLES_OPEN_AT_CLOSE,
         /**
          * The pool's executor rejected a drain (it was shut down, say); the drain ran on the thread
          * that scheduled it instead, so no release was left behind.
          */
-        DRAINER_REJECTED
+        DRAINER_REJECTED,
+        /**
+         * The pool's executor failed to take a drain with something other than a rejection (an
+         * {@code Error} such as "unable to create native thread", say), or a drain failed; the drain
+         * ran on the thread that scheduled it, without waiting for the gate, and the drainer stays
+         * armed.
+         */
+        DRAINER_FAILED,
+        /**
+         * The idle cache threw while taking an object (its weigher, or the key's {@code hashCode});
+         * the object was disposed instead of idled.
+         */
+        IDLE_CACHE_FAILED,
+        /** Failing the pool's waiters at close threw (a waiter's callback); the close went on. */
+        CLOSE_CANCELLATION_FAILED
     }
 
     private final Kind kind;

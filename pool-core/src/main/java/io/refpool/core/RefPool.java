@@ -48,8 +48,20 @@ import java.util.function.Function;
  * drainer if nobody attaches for the drain delay. At count zero the object idles in the cache (if
  * configured) or is disposed, attached, exactly once.
  *
- * <p><b>Objects.</b> At most one object lives per key; concurrent acquirers of a key being created
- * wait for that one creation. {@link Builder#maxObjects} bounds live plus idle objects.
+ * <p><b>Objects.</b> At most one live (or idle) object per key; concurrent acquirers of a key being
+ * created wait for that one creation (an attached acquirer gives the gate up while it waits, since
+ * the creator may need it). An object being disposed no longer counts: the key's next acquire may
+ * create its successor while the disposer still runs, on another attached thread in
+ * {@link AttachMode#SHARED} mode or from inside a disposer in any mode. {@link Builder#maxObjects}
+ * bounds live plus idle objects, and an object holds its capacity until its disposer returned.
+ *
+ * <p><b>Closing.</b> {@link #close()} disposes idle objects at once and live ones when their last
+ * handles close; a handle that is never closed keeps its object (until the leak detector, if on,
+ * finds the handle unreachable).
+ *
+ * <p><b>User code.</b> Whatever the factory, the disposer, the key's {@code hashCode}, {@code
+ * equals} and {@code toString}, a weigher, the error listener or the executor throw, no reference,
+ * capacity permit or object is lost, and {@link Handle#close()} does not throw it.
  */
 public final class RefPool<K, V> implements AutoCloseable {
     static {
@@ -150,6 +162,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws CapacityExhaustedException if a new object is needed while {@code maxObjects} exist
      *     and none is idle
      * @throws PoolClosedException if the pool is closed
+     * @throws ObjectCreationException if the factory threw a checked exception (its cause)
      * @throws RuntimeException what the factory threw
      */
     public Handle<V> acquire(K key) {
@@ -189,7 +202,8 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Closes the pool: refuses new attaches and acquires, fails waiters, applies every pending
      * release, disposes idle objects now and live ones as their last handles close, and reports
-     * handles still open to the error listener. Idempotent.
+     * handles still open to the error listener. A handle never closed keeps its object alive (with
+     * {@link LeakDetection#OFF}, for ever). Idempotent.
      */
     @Override
     public void close() {

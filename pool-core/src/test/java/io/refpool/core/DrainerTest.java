@@ -194,11 +194,10 @@ class DrainerTest {
         forkRun("releaser", handle::close).join();
 
         Forked<Void> drainer = forkRun("drainer", executor.tasks.poll()::run);
-        TestThreads.awaitParked(drainer.thread);
+        drainer.join(); // it joins the gate's line without a thread: the executor's thread is free at once
         assertEquals(0, resources.disposalCount(), "the drainer may not apply while another thread is attached");
 
         held.close(); // this detach applies the release, then hands the gate to the drainer
-        drainer.join();
 
         assertEquals(1, resources.disposalCount());
         assertEquals(0, pool.stats().pendingDecrements());

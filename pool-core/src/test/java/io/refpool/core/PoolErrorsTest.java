@@ -138,8 +138,8 @@ class PoolErrorsTest {
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
 
         try (Attachment attached = pool.attach()) {
-            Throwable thrown = assertThrows(Throwable.class, () -> pool.acquire("k"));
-            assertSame(checked, thrown, "the caller gets what the factory threw");
+            Throwable thrown = assertThrows(ObjectCreationException.class, () -> pool.acquire("k"));
+            assertSame(checked, thrown.getCause(), "the caller gets what the factory threw, as the cause");
             try (Handle<Session> handle = pool.acquire("k")) {
                 assertEquals("k", handle.get().key, "the key is not stuck and its permit was given back");
             }

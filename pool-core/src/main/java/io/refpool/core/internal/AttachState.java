@@ -34,13 +34,23 @@ final class AttachState {
 
     private AttachScope[] scopes = new AttachScope[4];
 
+    /** A disposal loop longer than this replaces its grown work list with a small one. */
+    static final int DISPOSALS_KEPT = 64;
+
     /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
-    final ArrayDeque<Entry<?, ?>> disposals = new ArrayDeque<>();
+    ArrayDeque<Entry<?, ?>> disposals = new ArrayDeque<>();
 
     boolean disposing;
 
     AttachState(Thread thread) {
         this.thread = thread;
+    }
+
+    /** Drops an empty work list that grew in a long disposal loop, so its array does not stay. */
+    void shrinkDisposals() {
+        if (disposals.isEmpty()) {
+            disposals = new ArrayDeque<>();
+        }
     }
 
     /** {@return the scope object for nesting level {@code level} above {@code base}, reopened} */

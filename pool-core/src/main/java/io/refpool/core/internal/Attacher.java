@@ -10,6 +10,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -45,6 +46,46 @@ final class Attacher<K, V> {
 
     AttachState state() {
         return states.get();
+    }
+
+    /** Drops the calling thread's state for this pool unless it is attached (the pool closed). */
+    void forgetThread() {
+        if (states.get().depth == 0) {
+            states.remove();
+        }
+    }
+
+    /**
+     * Runs pool-internal work (a drain) attached without ever parking: at once if this thread is
+     * attached or the gate is free, otherwise when the gate is granted, on the thread that grants
+     * it. Failures of work that runs later go to the error listener.
+     */
+    void runInternal(Consumer<AttachState> work) {
+        AttachState s = states.get();
+        if (s.depth > 0) {
+            work.accept(s);
+            return;
+        }
+        if (gate.tryEnter(false)) {
+            runAttached(null, false, attachment -> {
+                work.accept(states.get());
+                return null;
+            });
+            return;
+        }
+        gate.enterAsync(false, CancellationToken.none())
+                .thenAccept(guard -> runAttached(guard, false, attachment -> {
+                    work.accept(states.get());
+                    return null;
+                }))
+                .exceptionally(failure -> {
+                    core.report(
+                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                            null,
+                            "the drainer failed to apply pending releases",
+                            failure instanceof CompletionException ? failure.getCause() : failure);
+                    return null;
+                });
     }
 
     int gateQueueLength() {
@@ -192,7 +233,12 @@ final class Attacher<K, V> {
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
+        core.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
         if (gate.tryEnter(exclusive)) {
+            if (core.isClosed()) { // closed since the check: a close that returned must not see fn run
+                gate.leave(exclusive);
+                return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+            }
             try {
                 return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
             } catch (Throwable t) {
@@ -208,6 +254,10 @@ final class Attacher<K, V> {
                     throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
                 }
                 throw new CompletionException(cause);
+            }
+            if (core.isClosed()) { // granted just before the close failed the waiters
+                guard.close();
+                throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
             }
             return runAttached(guard, exclusive, fn);
         });

@@ -19,6 +19,12 @@ import java.lang.invoke.VarHandle;
  *                          eviction, capacity, pool close); terminal
  * </pre>
  *
+ * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went to the idle cache: the
+ * releaser that moved the count to 0 bumps it before its put. An eviction records the spell it saw,
+ * so a drain can tell "still idle since that eviction" (same spell: dispose) from "revived and idled
+ * again" (a later spell: the cache governs the new spell) without asking the cache, which still
+ * holds the entry while its eviction listener runs.
+ *
  * <p>Reaching zero does not dispose by itself: the object then goes to the idle cache, or is
  * disposed through {@link #tryDispose()}, whose CAS from exactly 0 fails if the object was revived
  * in between. A deferred decrement is therefore a plain decrement of whatever the count is when it
@@ -29,10 +35,13 @@ final class Entry<K, V> {
     static final int DISPOSED = -1;
 
     private static final VarHandle COUNT;
+    private static final VarHandle IDLE_SPELLS;
 
     static {
         try {
-            COUNT = MethodHandles.lookup().findVarHandle(Entry.class, "count", int.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            COUNT = lookup.findVarHandle(Entry.class, "count", int.class);
+            IDLE_SPELLS = lookup.findVarHandle(Entry.class, "idleSpells", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -45,6 +54,9 @@ final class Entry<K, V> {
 
     @SuppressWarnings("unused") // accessed through COUNT
     private volatile int count;
+
+    @SuppressWarnings("unused") // accessed through IDLE_SPELLS
+    private volatile int idleSpells;
 
     Entry(K key, V value, Guard permit) {
         this.key = key;
@@ -69,7 +81,7 @@ final class Entry<K, V> {
                 return DISPOSED;
             }
             if (c == Integer.MAX_VALUE) {
-                throw new IllegalStateException("too many open handles for key '" + key + "'");
+                throw new IllegalStateException("too many open handles for key " + Keys.describe(key));
             }
             if (COUNT.compareAndSet(this, c, c + 1)) {
                 return c;
@@ -105,13 +117,23 @@ final class Entry<K, V> {
         for (; ; ) {
             int c = count();
             if (c <= 0) {
-                throw new IllegalStateException("release of key '" + key + "' with count " + c
+                throw new IllegalStateException("release of key " + Keys.describe(key) + " with count " + c
                         + (c == DISPOSED ? " (already disposed)" : "") + ": a reference was released twice");
             }
             if (COUNT.compareAndSet(this, c, c - 1)) {
                 return c - 1;
             }
         }
+    }
+
+    /** Starts a new idle spell; called by a releaser that moved the count to 0, before its put. */
+    void beginIdleSpell() {
+        IDLE_SPELLS.getAndAdd(this, 1);
+    }
+
+    /** {@return the current idle spell, read with acquire ordering} */
+    int idleSpell() {
+        return (int) IDLE_SPELLS.getAcquire(this);
     }
 
     /** {@return whether this call moved the count from exactly 0 to {@code DISPOSED}} */
@@ -122,6 +144,6 @@ final class Entry<K, V> {
     @Override
     public String toString() {
         int c = count();
-        return "Entry[" + key + ", " + (c == DISPOSED ? "disposed" : "count=" + c) + "]";
+        return "Entry[" + Keys.describe(key) + ", " + (c == DISPOSED ? "disposed" : "count=" + c) + "]";
     }
 }

@@ -42,13 +42,19 @@ final class LeakTracker {
                 || (mode == LeakDetection.SAMPLED && ThreadLocalRandom.current().nextInt(sampleInterval) != 0)) {
             return null;
         }
-        return new Tracked(this, entry, new Throwable("the handle for key '" + entry.key + "' was acquired here"));
+        return new Tracked(
+                this, entry, new Throwable("the handle for key " + Keys.describe(entry.key) + " was acquired here"));
     }
 
     /** Registers the handle that owns {@code tracked}; called once the handle exists. */
     void register(Object handle, Tracked tracked) {
         open.add(tracked);
-        tracked.cleanable = CLEANER.register(handle, tracked);
+        try {
+            tracked.cleanable = CLEANER.register(handle, tracked);
+        } catch (Throwable e) {
+            open.remove(tracked);
+            throw e;
+        }
     }
 
     /** Reports each tracked handle still open, with its acquisition site. */
@@ -57,7 +63,7 @@ final class LeakTracker {
             core.report(
                     PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                     tracked.entry.key,
-                    "a handle for key '" + tracked.entry.key + "' was still open when the pool closed"
+                    "a handle for key " + Keys.describe(tracked.entry.key) + " was still open when the pool closed"
                             + " (the cause shows where it was acquired)",
                     tracked.site);
         }
@@ -91,11 +97,14 @@ final class LeakTracker {
         /** The handle was closed: unregister without reporting. */
         void closed() {
             if (paranoid()) {
-                firstClose = new Throwable("the handle for key '" + entry.key + "' was first closed here");
+                firstClose = new Throwable("the handle for key " + Keys.describe(entry.key) + " was first closed here");
             }
             closedNormally = true;
             tracker.open.remove(this);
-            cleanable.clean();
+            Cleaner.Cleanable registered = cleanable;
+            if (registered != null) { // null if registering failed: the handle went untracked
+                registered.clean();
+            }
         }
 
         /** {@return the first close's site, with this second close attached as suppressed} */
@@ -104,7 +113,8 @@ final class LeakTracker {
             if (first == null) {
                 return null;
             }
-            Throwable report = new Throwable("the handle for key '" + entry.key + "' was closed again here");
+            Throwable report =
+                    new Throwable("the handle for key " + Keys.describe(entry.key) + " was closed again here");
             report.initCause(first);
             return report;
         }

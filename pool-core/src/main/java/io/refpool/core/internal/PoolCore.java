@@ -12,6 +12,7 @@ import io.refpool.core.ErrorListener;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
+import io.refpool.core.ObjectCreationException;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
@@ -19,6 +20,7 @@ import io.refpool.sync.AsyncSemaphore;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.Registration;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.Objects;
@@ -110,7 +112,13 @@ public final class PoolCore<K, V> {
     final PoolCounters counters = new PoolCounters();
 
     private final ConcurrentHashMap<K, Object> slots = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Identity, Boolean> instances = new ConcurrentHashMap<>();
+    /**
+     * Every pooled object by identity: one instance cannot be pooled under two keys, and the
+     * eviction listener and capacity reclaim find an object's entry without calling the key's
+     * {@code hashCode}/{@code equals}, which may throw.
+     */
+    private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
+
     private final ReleaseQueue releases;
     private final Attacher<K, V> attacher;
     private final CancellationSource closing = new CancellationSource();
@@ -122,6 +130,8 @@ public final class PoolCore<K, V> {
 
     private final AtomicBoolean delayedDrainScheduled = new AtomicBoolean();
     private final AtomicBoolean urgentDrainScheduled = new AtomicBoolean();
+
+    private volatile PoolHooks hooks;
 
     public PoolCore(PoolConfig<K, V> config) {
         this.factory = config.factory;
@@ -187,6 +197,18 @@ public final class PoolCore<K, V> {
         return attacher.state().depth > 0;
     }
 
+    /** Installs the test seam; {@code null} turns it off. */
+    public void setHooks(PoolHooks hooks) {
+        this.hooks = hooks;
+    }
+
+    void hook(PoolHooks.Point point) {
+        PoolHooks h = hooks;
+        if (h != null) {
+            h.at(point);
+        }
+    }
+
     // ---------------------------------------------------------------- attach
 
     public Attachment attach(CancellationToken token) {
@@ -225,19 +247,22 @@ public final class PoolCore<K, V> {
                     if (item instanceof Eviction) {
                         Eviction<?, ?> eviction = (Eviction<?, ?>) item;
                         Entry<K, V> entry = cast(eviction.entry);
-                        if (idle.policy().getIfPresentQuietly(entry.key) == entry.value) {
-                            continue; // revived and idled again since: the cache governs it anew
+                        // The spell, not the cache, says whether the object is still idle from the
+                        // spell that was evicted: Caffeine calls the listener before it removes the
+                        // entry, so a drain in that window still finds it cached.
+                        if (entry.idleSpell() != eviction.spell) {
+                            continue; // revived and idled again since: the cache governs the new spell
                         }
                         if (claimForDisposal(entry, s)) {
                             counters.evicted(eviction.cause);
                             // a put that raced the claim must not leave a disposed object cached
-                            idle.asMap().remove(entry.key, entry.value);
+                            removeIdleQuietly(entry);
                         }
                     } else {
                         decrementNow(cast(item), s);
                     }
                 } catch (Throwable e) {
-                    report(PoolError.Kind.DISPOSER_FAILED, null, "applying a deferred release failed", e);
+                    report(PoolError.Kind.DRAINER_FAILED, null, "applying a deferred release failed", e);
                 }
             }
             if (outermost) {
@@ -282,12 +307,12 @@ public final class PoolCore<K, V> {
 
     private Handle<V> acquireSlow(K key, AttachState s) {
         Objects.requireNonNull(key, "key");
-        if (s.depth == 0) {
-            throw new IllegalStateException("acquire('" + key + "') needs the calling thread attached to the pool:"
-                    + " use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
-        }
         if (lifecycle.get() != OPEN) {
-            throw new PoolClosedException("acquire('" + key + "') on a closed pool");
+            throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+        }
+        if (s.depth == 0) {
+            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
+                    + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
         }
         for (; ; ) {
             Object result = acquireAttached(key, s, null);
@@ -297,11 +322,11 @@ public final class PoolCore<K, V> {
                 return handle;
             }
             if (result == NEEDS_CAPACITY) {
-                throw new CapacityExhaustedException("acquire('" + key + "') needs a new object, but all "
+                throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
                         + maxObjects + " objects the pool may hold are in use and none is idle; an attached acquire"
                         + " does not wait for capacity: use acquireAsync to wait in line");
             }
-            awaitCreation(key, (Creation<?, ?>) result);
+            awaitCreation(key, cast2(result), s);
         }
     }
 
@@ -309,7 +334,7 @@ public final class PoolCore<K, V> {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         if (lifecycle.get() != OPEN) {
-            throw new PoolClosedException("acquireAsync('" + key + "') on a closed pool");
+            throw new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool");
         }
         Object slot = slots.get(key);
         if (slot instanceof Entry) {
@@ -352,9 +377,9 @@ public final class PoolCore<K, V> {
             }
             if (result instanceof Creation) {
                 // single flight: a failed creation fails its async waiters too; one that made
-                // nothing (it lacked capacity) lets them try again
-                return ((Creation<?, ?>) result)
-                        .handle((entry, failure) -> failure)
+                // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
+                CompletionStage<Throwable> created = ((Creation<?, ?>) result).handle((entry, failure) -> failure);
+                return untilCancelled(created, token, key)
                         .thenCompose(failure -> failure == null
                                 ? acquireAsync(key, token, permit)
                                 : CompletableFuture.failedStage(failure));
@@ -366,25 +391,17 @@ public final class PoolCore<K, V> {
     private CompletionStage<Handle<V>> waitForCapacity(K key, CancellationToken token) {
         if (isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException("acquireAsync('" + key + "') on a closed pool"));
+                    new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool"));
         }
         CancellationSource linked = CancellationSource.linkedTo(token, closing.token());
         CompletionStage<Guard> waiting = capacity.acquire(1, linked.token());
-        if (idle != null && capacity.queueLength() > 0) {
-            // an object may have idled after this acquirer's attempt looked for idle objects and
-            // before it queued, when nobody was in line to dispose it for: reclaim idle objects now
-            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
-                evictIdleForWaiters(attacher.state());
-                return null;
-            });
-        }
-        return waiting.handle((permit, failure) -> {
+        CompletionStage<Handle<V>> result = waiting.handle((permit, failure) -> {
                     linked.close();
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                         if (isClosed() && cause instanceof CancellationException) {
-                            throw new CompletionException(new PoolClosedException(
-                                    "the pool closed while acquireAsync('" + key + "') waited for capacity"));
+                            throw new CompletionException(new PoolClosedException("the pool closed while acquireAsync("
+                                    + Keys.describe(key) + ") waited for capacity"));
                         }
                         throw new CompletionException(cause);
                     }
@@ -395,13 +412,25 @@ public final class PoolCore<K, V> {
                         permit.close(); // the attempt ended without an object to hold it
                     }
                 }));
+        hook(PoolHooks.Point.CAPACITY_QUEUED);
+        if (idle != null && capacity.queueLength() > 0) {
+            // an object may have idled after this acquirer's attempt looked for idle objects and
+            // before it queued, when nobody was in line to dispose it for: reclaim idle objects now
+            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                evictIdleForWaiters(attacher.state());
+                return null;
+            });
+        }
+        return result;
     }
 
     /**
      * One attached attempt: share or revive the key's object, or create it.
      *
      * @param permit a capacity permit already held for a creation, or {@code null}
-     * @return a handle, {@link #NEEDS_CAPACITY}, or the {@link Creation} to wait for
+     * @return a handle, {@link #NEEDS_CAPACITY}, or the {@link Creation} to wait for (possibly this
+     *     thread's own: an async continuation granted on a creating thread waits for it without
+     *     blocking; a synchronous acquire refuses to wait for itself)
      */
     private Object acquireAttached(K key, AttachState s, Guard permit) {
         for (; ; ) {
@@ -428,74 +457,193 @@ public final class PoolCore<K, V> {
                 slots.remove(key, entry); // disposed and on its way out
                 continue;
             }
-            Creation<?, ?> creation = (Creation<?, ?>) slot;
-            if (creation.creator == Thread.currentThread()) {
-                throw new IllegalStateException(
-                        "the factory for key '" + key + "' acquired its own key: it would wait for itself");
+            Creation<K, V> creation = cast2(slot);
+            if (creation.isDone()) {
+                // abandoned by a creator whose removal of it failed (the key's hashCode threw)
+                slots.remove(key, creation);
+                continue;
             }
             return creation;
         }
     }
 
-    private void awaitCreation(K key, Creation<?, ?> creation) {
-        try {
-            creation.join();
-        } catch (CompletionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
+    @SuppressWarnings("unchecked")
+    private Creation<K, V> cast2(Object slot) {
+        return (Creation<K, V>) slot;
+    }
+
+    /**
+     * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
+     * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
+     * creation while holding it.
+     */
+    private void awaitCreation(K key, Creation<K, V> creation, AttachState s) {
+        if (creation.creator == Thread.currentThread()) {
+            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") on the thread that is creating that"
+                    + " key's object (the factory acquired its own key): it would wait for itself");
+        }
+        if (!creation.isDone()) {
+            attacher.detached(s, () -> creation.handle((entry, failure) -> null).join());
+        }
+        if (creation.isCompletedExceptionally()) {
+            try {
+                creation.join();
+            } catch (CompletionException e) {
+                throw unchecked(e.getCause());
             }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IllegalStateException("creating the object for key '" + key + "' failed", cause);
         }
     }
 
+    /** Fails {@code stage}'s copy with a {@link CancellationException} when {@code token} is cancelled first. */
+    private static <T> CompletionStage<T> untilCancelled(
+            CompletionStage<T> stage, CancellationToken token, Object key) {
+        if (!token.canBeCancelled()) {
+            return stage;
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Registration registration =
+                token.register(() -> result.completeExceptionally(new CancellationException("acquireAsync("
+                        + Keys.describe(key) + ") was cancelled while another thread created that key's object")));
+        stage.whenComplete((value, failure) -> {
+            registration.unregister();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(value);
+            }
+        });
+        return result;
+    }
+
+    /**
+     * Runs the factory for a published {@link Creation} and publishes its entry. Until the factory
+     * returns, a failure gives back the permit and abandons the creation; after it, the object
+     * exists and holds the permit, so nothing that can still fail (the key's {@code hashCode}, leak
+     * tracking) may release the permit without disposing the object.
+     */
     private Object create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
+        V value;
         try {
             if (permit == null && capacity != null) {
                 permit = takePermit(s);
                 if (permit == null) {
-                    slots.remove(key, creation);
-                    creation.complete(null); // nothing was made; waiters try again
+                    abandon(key, creation, null); // nothing was made; waiters try again
                     return NEEDS_CAPACITY;
                 }
             }
-            V value = factory.apply(key);
+            if (lifecycle.get() != OPEN) {
+                throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+            }
+            value = factory.apply(key);
             if (value == null) {
-                throw new NullPointerException("the factory returned null for key '" + key + "'");
+                throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
-            if (instances.putIfAbsent(new Identity(value), Boolean.TRUE) != null) {
-                throw new IllegalStateException("the factory returned, for key '" + key
-                        + "', an instance that is already pooled under another key: each key needs its own object");
-            }
-            Entry<K, V> entry = new Entry<>(key, value, permit);
-            slots.replace(key, creation, entry);
-            counters.creations.increment();
-            creation.complete(entry);
-            return newHandle(entry, s);
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
+            RuntimeException shaped = creationFailure(key, failure);
             if (permit != null) {
                 permit.close();
             }
+            abandon(key, creation, shaped);
+            if (!(failure instanceof PoolClosedException)) {
+                report(PoolError.Kind.FACTORY_FAILED, key, "the factory failed for key " + Keys.describe(key), failure);
+            }
+            throw shaped;
+        }
+        Entry<K, V> entry = new Entry<>(key, value, permit);
+        if (instances.putIfAbsent(new Identity(value), entry) != null) {
+            // the instance belongs to another key: not this creation's to dispose
+            if (permit != null) {
+                permit.close();
+            }
+            IllegalStateException shared =
+                    new IllegalStateException("the factory returned, for key " + Keys.describe(key)
+                            + ", an instance that is already pooled under another key: each key needs its own object");
+            abandon(key, creation, shared);
+            report(PoolError.Kind.FACTORY_FAILED, key, shared.getMessage(), shared);
+            throw shared;
+        }
+        try {
+            slots.replace(key, creation, entry);
+        } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
+            abandon(key, creation, keyFailed);
+            entry.release();
+            claimForDisposal(entry, s);
+            throw unchecked(keyFailed);
+        }
+        counters.creations.increment();
+        creation.complete(entry);
+        return newHandle(entry, s);
+    }
+
+    /** Takes a creation out of its slot and settles it; a slot the key's hashCode keeps is healed later. */
+    private void abandon(K key, Creation<K, V> creation, Throwable failure) {
+        try {
             slots.remove(key, creation);
+        } catch (Throwable keyFailed) {
+            // the settled creation stays until the key's next acquire drops it
+        }
+        if (failure == null) {
+            creation.complete(null);
+        } else {
             creation.completeExceptionally(failure);
-            report(PoolError.Kind.FACTORY_FAILED, key, "the factory failed for key '" + key + "'", failure);
-            throw failure;
         }
     }
 
-    /** A permit for a new object, evicting idle objects to free one; {@code null} if none can be had. */
+    /** One shape for every acquirer of a failed creation: unchecked as thrown, checked wrapped. */
+    private static RuntimeException creationFailure(Object key, Throwable failure) {
+        if (failure instanceof RuntimeException) {
+            return (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        return new ObjectCreationException(
+                "the factory for key " + Keys.describe(key) + " threw "
+                        + failure.getClass().getName(),
+                failure);
+    }
+
+    private static RuntimeException unchecked(Throwable failure) {
+        if (failure instanceof RuntimeException) {
+            return (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        return new ObjectCreationException(
+                "creating an object failed with " + failure.getClass().getName(), failure);
+    }
+
+    /**
+     * A permit for a new object, evicting idle objects to free one, then applying the releases still
+     * queued (objects the cache evicted or expired, awaiting disposal, hold permits too);
+     * {@code null} if none can be had.
+     */
     private Guard takePermit(AttachState s) {
+        boolean drained = false;
         for (; ; ) {
             Optional<Guard> permit = capacity.tryAcquire(1);
             if (permit.isPresent()) {
                 return permit.get();
             }
-            if (!evictOneIdle(s)) {
+            if (evictOneIdle(s)) {
+                continue;
+            }
+            if (drained) {
                 return null;
+            }
+            drained = true;
+            if (idle != null) {
+                try {
+                    idle.cleanUp(); // expired entries not yet evicted are invisible to evictOneIdle
+                } catch (Throwable cacheFailed) {
+                    report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
+                }
+            }
+            ArrayList<Object> pending = releases.takeAll();
+            if (pending != null) {
+                applyBatch(pending, s);
             }
         }
     }
@@ -517,17 +665,13 @@ public final class PoolCore<K, V> {
     }
 
     private boolean evictOneOf(Map<K, V> candidates, AttachState s) {
-        for (Map.Entry<K, V> candidate : candidates.entrySet()) {
-            if (idle.asMap().remove(candidate.getKey(), candidate.getValue())) {
-                Object slot = slots.get(candidate.getKey());
-                if (slot instanceof Entry) {
-                    Entry<K, V> entry = cast(slot);
-                    if (entry.value == candidate.getValue() && entry.tryDispose()) {
-                        counters.evicted(EvictionCause.CAPACITY);
-                        dispose(entry); // now: its permit is what this creation needs
-                        return true;
-                    }
-                }
+        for (V candidate : candidates.values()) {
+            Entry<K, V> entry = instances.get(new Identity(candidate));
+            if (entry != null && entry.tryDispose()) { // idle from this spell or a later one: either way idle
+                removeIdleQuietly(entry);
+                counters.evicted(EvictionCause.CAPACITY);
+                dispose(entry); // now: its permit is what this creation needs
+                return true;
             }
         }
         return false;
@@ -549,21 +693,47 @@ public final class PoolCore<K, V> {
     private void revived(Entry<K, V> entry) {
         counters.idleHits.increment();
         if (idle != null) {
-            idle.asMap().remove(entry.key, entry.value); // EXPLICIT: not disposed
+            removeIdleQuietly(entry); // EXPLICIT: not disposed
+        }
+    }
+
+    /** Takes {@code entry}'s object out of the idle cache if it is there; the cache's failures are reported. */
+    private void removeIdleQuietly(Entry<K, V> entry) {
+        try {
+            idle.asMap().remove(entry.key, entry.value);
+        } catch (Throwable cacheFailed) { // the key's hashCode or equals: a stale value stays until evicted
+            report(
+                    PoolError.Kind.IDLE_CACHE_FAILED,
+                    entry.key,
+                    "the idle cache failed to let go of the object of key " + Keys.describe(entry.key),
+                    cacheFailed);
         }
     }
 
     /**
-     * {@return a new handle to {@code entry}}
+     * {@return a new handle to {@code entry}, whose reference the caller already took}; nothing here
+     * may throw and lose that reference, so leak tracking that fails leaves the handle untracked
      *
      * @param opener the attach state of the opening thread, if known, which saves its close a
      *     thread-local lookup
      */
     Handle<V> newHandle(Entry<K, V> entry, AttachState opener) {
-        LeakTracker.Tracked tracked = leaks.track(entry);
+        if (untracked) {
+            return new PooledHandle<>(this, entry, null, opener);
+        }
+        LeakTracker.Tracked tracked = null;
+        try {
+            tracked = leaks.track(entry);
+        } catch (Throwable e) {
+            report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+        }
         PooledHandle<K, V> handle = new PooledHandle<>(this, entry, tracked, opener);
         if (tracked != null) {
-            leaks.register(handle, tracked);
+            try {
+                leaks.register(handle, tracked);
+            } catch (Throwable e) {
+                report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+            }
         }
         return handle;
     }
@@ -582,8 +752,8 @@ public final class PoolCore<K, V> {
 
     /**
      * Defers a release to the next attach, or to the drainer. An eviction only ever schedules the
-     * delayed drainer: it is enqueued from inside Caffeine's eviction, where handing the drainer to
-     * a caller-runs executor would attach (and maybe wait for the gate) inside the cache's update.
+     * delayed drainer: it is enqueued from inside Caffeine's eviction, where running a drain would
+     * apply releases inside the cache's update.
      */
     void enqueue(Object release) {
         int pending = releases.enqueue(release);
@@ -592,31 +762,64 @@ public final class PoolCore<K, V> {
                 submitDrainer(urgentDrainScheduled);
             }
         } else if (!delayedDrainScheduled.get() && delayedDrainScheduled.compareAndSet(false, true)) {
-            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::submitDrainerTask)
-                    .execute(() -> drainFromExecutor(delayedDrainScheduled));
+            scheduleDelayedDrain();
         }
     }
 
-    private void submitDrainer(AtomicBoolean scheduled) {
-        submitDrainerTask(() -> drainFromExecutor(scheduled));
+    /**
+     * Arms the delayed drain. The JDK's delay thread only hands the drain to the library's own
+     * drainer threads, which cannot block: it never runs a drain or calls the pool's executor, whose
+     * caller-runs policy would run the drain there and stall every other timer of the JVM. If even
+     * that hand-off fails, the timer is armed again.
+     */
+    private void scheduleDelayedDrain() {
+        try {
+            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::handOffDelayedDrain)
+                    .execute(() -> submitDrainer(delayedDrainScheduled));
+        } catch (Throwable timerFailed) {
+            delayedDrainScheduled.set(false); // the next enqueue or attach takes over
+            report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
+        }
+    }
+
+    private void handOffDelayedDrain(Runnable submit) {
+        try {
+            DrainerThreads.shared().execute(submit);
+        } catch (Throwable noThread) {
+            report(
+                    PoolError.Kind.DRAINER_FAILED,
+                    null,
+                    "no drainer thread could take a delayed drain; retrying after" + " the drain delay",
+                    noThread);
+            scheduleDelayedDrain();
+        }
     }
 
     /**
-     * Hands a drainer to the pool's executor. An executor that rejects it (shut down, saturated)
-     * gets it back on this thread, as a caller-runs policy would: a release left queued with no
-     * drainer coming might never be applied once the pool is closed and nobody attaches.
+     * Hands a drain to the pool's executor. An executor that rejects it (shut down, saturated) or
+     * fails otherwise (an {@code Error}) gets it back on this thread, as a caller-runs policy would:
+     * a release left queued with no drainer coming might never be applied once the pool is closed
+     * and nobody attaches. The drain never waits for the gate, so running it here blocks nobody.
      */
-    private void submitDrainerTask(Runnable drainer) {
+    private void submitDrainer(AtomicBoolean scheduled) {
+        Runnable drain = () -> drainFromExecutor(scheduled);
         try {
-            executor.execute(drainer);
+            executor.execute(drain);
+            return;
         } catch (RejectedExecutionException rejected) {
             report(
                     PoolError.Kind.DRAINER_REJECTED,
                     null,
                     "the pool's executor rejected a drain; it runs on the thread that scheduled it",
                     rejected);
-            drainer.run();
+        } catch (Throwable failed) {
+            report(
+                    PoolError.Kind.DRAINER_FAILED,
+                    null,
+                    "the pool's executor failed to take a drain; it runs on the thread that scheduled it",
+                    failed);
         }
+        drain.run();
     }
 
     /**
@@ -625,7 +828,8 @@ public final class PoolCore<K, V> {
      * sees the other: the enqueue schedules a new drain, or this drain sees the item. The drainer
      * swaps the list whatever the dirty flag says, because the enqueue raises that flag with a
      * release store that may not be visible yet; a flag left up only costs the next attach an empty
-     * swap.
+     * swap. It never parks on the gate: when the gate is busy it joins the line without a thread
+     * and runs when granted, so a drainer thread shared with other pools is never held by this one.
      */
     private void drainFromExecutor(AtomicBoolean scheduled) {
         scheduled.set(false); // an enqueue from now on schedules again
@@ -633,17 +837,16 @@ public final class PoolCore<K, V> {
             return;
         }
         try {
-            Attachment attached = attacher.attach(CancellationToken.none(), false, true);
-            try {
-                ArrayList<Object> batch = releases.takeAll();
-                if (batch != null) {
-                    applyBatch(batch, attacher.state());
-                }
-            } finally {
-                attached.close();
-            }
+            attacher.runInternal(this::drainAll);
         } catch (Throwable e) {
-            report(PoolError.Kind.DISPOSER_FAILED, null, "the drainer failed to apply pending releases", e);
+            report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
+        }
+    }
+
+    private void drainAll(AttachState s) {
+        ArrayList<Object> batch = releases.takeAll();
+        if (batch != null) {
+            applyBatch(batch, s);
         }
     }
 
@@ -656,13 +859,38 @@ public final class PoolCore<K, V> {
     /** The last reference went: idle the object, or dispose it. */
     private void reachedZero(Entry<K, V> entry, AttachState s) {
         if (idle != null && lifecycle.get() == OPEN && (capacity == null || capacity.queueLength() == 0)) {
-            idle.put(entry.key, entry.value);
+            hook(PoolHooks.Point.BEFORE_IDLE_PUT);
+            entry.beginIdleSpell();
+            try {
+                idle.put(entry.key, entry.value);
+            } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode: dispose instead
+                report(
+                        PoolError.Kind.IDLE_CACHE_FAILED,
+                        entry.key,
+                        "the idle cache could not take the object of key " + Keys.describe(entry.key)
+                                + "; it is disposed instead",
+                        cacheFailed);
+                removeIdleQuietly(entry);
+                claimForDisposal(entry, s);
+                return;
+            }
+            hook(PoolHooks.Point.AFTER_IDLE_PUT);
             if (entry.count() != 0) {
                 // revived before this put landed, so its reviver found nothing to take back;
                 // removing it only while it is live keeps a put of a later release in place
-                idle.asMap()
-                        .computeIfPresent(
-                                entry.key, (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+                try {
+                    idle.asMap()
+                            .computeIfPresent(
+                                    entry.key,
+                                    (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+                } catch (Throwable cacheFailed) {
+                    report(
+                            PoolError.Kind.IDLE_CACHE_FAILED,
+                            entry.key,
+                            "the idle cache failed to let go of a revived" + " object of key "
+                                    + Keys.describe(entry.key),
+                            cacheFailed);
+                }
             } else if (capacity != null && capacity.queueLength() > 0) {
                 // a waiter queued meanwhile and may have looked for idle objects before the put:
                 // either it sees this object in the cache, or this thread sees it in line
@@ -674,8 +902,9 @@ public final class PoolCore<K, V> {
     }
 
     private void reclaimForWaiter(Entry<K, V> entry, AttachState s) {
-        if (idle.asMap().remove(entry.key, entry.value)) { // EXPLICIT: the listener leaves it alone
-            claimForDisposal(entry, s);
+        // the claim from exactly 0 decides between this thread, an evictor and a reviver
+        if (entry.count() == 0 && claimForDisposal(entry, s)) {
+            removeIdleQuietly(entry);
         }
     }
 
@@ -704,19 +933,32 @@ public final class PoolCore<K, V> {
 
     private void runDisposals(AttachState s) {
         Entry<?, ?> next;
+        int ran = 0;
         while ((next = s.disposals.poll()) != null) {
             dispose(cast(next));
+            ran++;
+        }
+        if (ran > AttachState.DISPOSALS_KEPT) {
+            s.shrinkDisposals(); // a cascade's grown work list must not outlive it on a long-lived thread
         }
     }
 
     /** Runs the disposer of a claimed entry; attached, outside every lock. */
     private void dispose(Entry<K, V> entry) {
-        slots.remove(entry.key, entry);
+        try {
+            slots.remove(entry.key, entry);
+        } catch (Throwable keyFailed) {
+            // the disposed entry stays in its slot until the key's next acquire drops it
+        }
         instances.remove(new Identity(entry.value));
         try {
             disposer.accept(entry.value);
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
-            report(PoolError.Kind.DISPOSER_FAILED, entry.key, "the disposer failed for key '" + entry.key + "'", e);
+            report(
+                    PoolError.Kind.DISPOSER_FAILED,
+                    entry.key,
+                    "the disposer failed for key " + Keys.describe(entry.key),
+                    e);
         } finally {
             if (entry.permit != null) {
                 entry.permit.close();
@@ -725,16 +967,18 @@ public final class PoolCore<K, V> {
         }
     }
 
+    /**
+     * Caffeine's eviction listener; it runs before Caffeine removes the entry. It finds the entry by
+     * the object's identity, never through the key, whose {@code hashCode} may throw.
+     */
     private void onEvicted(K key, V value, RemovalCause cause) {
-        if (key == null || value == null) {
+        if (value == null) {
             return;
         }
-        Object slot = slots.get(key);
-        if (slot instanceof Entry) {
-            Entry<K, V> entry = cast(slot);
-            if (entry.value == value) {
-                enqueue(new Eviction<>(entry, evictionCause(cause)));
-            }
+        Entry<K, V> entry = instances.get(new Identity(value));
+        if (entry != null) {
+            enqueue(new Eviction<>(entry, evictionCause(cause), entry.idleSpell()));
+            hook(PoolHooks.Point.EVICTION_QUEUED);
         }
     }
 
@@ -753,15 +997,16 @@ public final class PoolCore<K, V> {
     void leaked(Entry<K, V> entry, Throwable site) {
         counters.leaks.increment();
         PoolEvents.Leak event = new PoolEvents.Leak();
-        event.key = String.valueOf(entry.key);
+        event.key = Keys.text(entry.key);
         event.site = site == null ? null : LeakTracker.describe(site);
         event.commit();
         enqueue(entry);
         report(
                 PoolError.Kind.HANDLE_LEAKED,
                 entry.key,
-                "a handle for key '" + entry.key + "' became unreachable without being closed; its reference was"
-                        + " released" + (site == null ? "" : " (the cause shows where it was acquired)"),
+                "a handle for key " + Keys.describe(entry.key)
+                        + " became unreachable without being closed; its reference was" + " released"
+                        + (site == null ? "" : " (the cause shows where it was acquired)"),
                 site);
     }
 
@@ -797,6 +1042,7 @@ public final class PoolCore<K, V> {
             lifecycle.set(CLOSED);
             closer = null;
             closed.countDown(); // even if the close failed: a second close() must not wait forever
+            attacher.forgetThread(); // the closing thread keeps no state of a closed pool
         }
     }
 
@@ -804,7 +1050,7 @@ public final class PoolCore<K, V> {
         try {
             closing.cancel();
         } catch (RuntimeException | Error e) {
-            report(PoolError.Kind.DISPOSER_FAILED, null, "failing the pool's waiters at close failed", e);
+            report(PoolError.Kind.CLOSE_CANCELLATION_FAILED, null, "failing the pool's waiters at close failed", e);
         }
         Attachment attached =
                 attacher.attach(CancellationToken.none(), attachMode == AttachMode.SHARED && !isAttached(), true);
@@ -863,9 +1109,8 @@ public final class PoolCore<K, V> {
                     open += count;
                     if (listed++ < 10) {
                         keys.append(listed == 1 ? "" : ", ")
-                                .append('\'')
-                                .append(((Entry<?, ?>) slot).key)
-                                .append("' (")
+                                .append(Keys.describe(((Entry<?, ?>) slot).key))
+                                .append(" (")
                                 .append(count)
                                 .append(')');
                     }
@@ -879,7 +1124,8 @@ public final class PoolCore<K, V> {
                 PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                 null,
                 open + " handle(s) still open when the pool closed, on keys " + keys + (listed > 10 ? ", ..." : "")
-                        + "; their objects are disposed as they close",
+                        + "; each object is disposed when its last handle closes (a handle never closed keeps its"
+                        + " object unless leak detection finds it unreachable)",
                 null);
         leaks.reportOpen();
     }
@@ -923,10 +1169,13 @@ public final class PoolCore<K, V> {
     static final class Eviction<K, V> {
         final Entry<K, V> entry;
         final EvictionCause cause;
+        /** The idle spell the listener saw; a drain disposes only if the object is still in it. */
+        final int spell;
 
-        Eviction(Entry<K, V> entry, EvictionCause cause) {
+        Eviction(Entry<K, V> entry, EvictionCause cause, int spell) {
             this.entry = entry;
             this.cause = cause;
+            this.spell = spell;
         }
     }
 

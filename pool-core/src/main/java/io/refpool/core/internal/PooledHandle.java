@@ -37,7 +37,7 @@ final class PooledHandle<K, V> implements Handle<V> {
     private void checkOpen(String operation) {
         if (!open) {
             throw new IllegalStateException(
-                    operation + " on the handle for key '" + entry.key + "', which is already closed");
+                    operation + " on the handle for key " + Keys.describe(entry.key) + ", which is already closed");
         }
     }
 
@@ -53,7 +53,7 @@ final class PooledHandle<K, V> implements Handle<V> {
         int before = entry.tryRetain();
         if (before < 0) {
             throw new IllegalStateException(
-                    "share() on the handle for key '" + entry.key + "', whose object is disposed");
+                    "share() on the handle for key " + Keys.describe(entry.key) + ", whose object is disposed");
         }
         return core.newHandle(entry, opener);
     }
@@ -88,7 +88,7 @@ final class PooledHandle<K, V> implements Handle<V> {
             core.report(
                     PoolError.Kind.HANDLE_CLOSED_TWICE,
                     entry.key,
-                    "the handle for key '" + entry.key + "' was closed again; the second close did nothing"
+                    "the handle for key " + Keys.describe(entry.key) + " was closed again; the second close did nothing"
                             + " (the cause shows the first close)",
                     tracked.closedAgain());
         }
@@ -96,6 +96,6 @@ final class PooledHandle<K, V> implements Handle<V> {
 
     @Override
     public String toString() {
-        return "Handle[" + entry.key + (isOpen() ? ", open" : ", closed") + "]";
+        return "Handle[" + Keys.describe(entry.key) + (isOpen() ? ", open" : ", closed") + "]";
     }
 }

@@ -1,0 +1,29 @@
+package io.refpool.core.internal;
+
+/**
+ * Test seam of the pool: called at named points so a test can hold one thread inside a race window
+ * while another acts. Off ({@code null}) by default; a single volatile read per point when off.
+ */
+@FunctionalInterface
+public interface PoolHooks {
+    /** The named points. */
+    enum Point {
+        /** The eviction listener queued an eviction; Caffeine still holds the entry. */
+        EVICTION_QUEUED,
+        /** A release found the object at count 0 and is about to put it in the idle cache. */
+        BEFORE_IDLE_PUT,
+        /** A release put the object in the idle cache and has not yet looked for capacity waiters. */
+        AFTER_IDLE_PUT,
+        /** An acquireAsync joined the line for capacity and has not yet reclaimed idle objects. */
+        CAPACITY_QUEUED,
+        /** attachAsync found the pool open and has not yet tried the gate. */
+        ATTACH_ASYNC_CHECKED
+    }
+
+    /**
+     * Called at {@code point} on the thread passing it.
+     *
+     * @param point where the thread is
+     */
+    void at(Point point);
+}
