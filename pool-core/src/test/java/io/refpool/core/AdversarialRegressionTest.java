@@ -146,7 +146,7 @@ class AdversarialRegressionTest {
                 .drainThreshold(1)
                 .executor(task -> {
                     if (submissions.incrementAndGet() == 1) {
-                        throw new OutOfMemoryError("unable to create native thread");
+                        throw new InternalError("unable to create native thread"); // an Error, not a rejection
                     }
                     Thread thread = new Thread(task, "drainer");
                     thread.setDaemon(true);
@@ -435,35 +435,49 @@ class AdversarialRegressionTest {
         resources.assertAllDisposedOnceAttached();
     }
 
-    /** Defect 12: a closed, dropped pool stayed reachable from threads that attached to it. */
+    /**
+     * Defect 12: per-thread state outlived a closed pool: the closing thread's attach state, and
+     * the disposal work list that a large drain grew on a long-lived thread.
+     */
     @Test
-    void aClosedDroppedPoolIsCollectedAfterThreadsAttachedAndDrainedMuch() throws Exception {
+    void threadsKeepNothingOfAClosedPoolAndNoGrownWorkList() throws Exception {
         ExecutorService worker = Executors.newSingleThreadExecutor();
         try {
-            WeakReference<RefPool<String, Resource>> ref = useAndClosePool(worker);
-            for (int i = 0; i < 200 && ref.get() != null; i++) {
+            List<WeakReference<?>> kept = useAndClosePool(worker);
+            for (int i = 0; i < 200 && kept.stream().anyMatch(ref -> ref.get() != null); i++) {
                 System.gc();
                 Thread.sleep(10); // the collector's pace, not a race: the bound is the loop
             }
-            assertNull(ref.get(), "the closed pool was collected");
+            assertNull(kept.get(0).get(), "the closed pool was collected");
+            assertNull(kept.get(1).get(), "the closing thread dropped its attach state of the pool");
+            assertNull(kept.get(2).get(), "the worker's work list, grown by a large drain, was let go");
         } finally {
             worker.shutdownNow();
         }
     }
 
-    private WeakReference<RefPool<String, Resource>> useAndClosePool(ExecutorService worker) throws Exception {
-        RefPool<String, Resource> pool =
-                new TestResources().builder().drainDelay(Duration.ofHours(1)).build();
+    private List<WeakReference<?>> useAndClosePool(ExecutorService worker) throws Exception {
+        RefPool<String, Resource> pool = new TestResources()
+                .builder()
+                .drainDelay(Duration.ofHours(1))
+                .drainThreshold(Integer.MAX_VALUE) // only the worker's attach drains
+                .build();
         List<Handle<Resource>> handles = new ArrayList<>();
         try (Attachment attached = pool.attach()) {
             for (int i = 0; i < 20_000; i++) {
                 handles.add(pool.acquire("k" + i));
             }
         }
-        worker.submit(() -> handles.forEach(Handle::close)).get(); // all deferred
-        worker.submit(() -> pool.attach().close()).get(); // one drain disposes them all on the worker
+        Object workList = worker.submit(() -> {
+                    handles.forEach(Handle::close); // all deferred
+                    Object list = pool.core().threadStateForTests()[1];
+                    pool.attach().close(); // one drain disposes them all, in this thread's work list
+                    return list;
+                })
+                .get();
+        Object closingState = pool.core().threadStateForTests()[0];
         pool.close();
-        return new WeakReference<>(pool);
+        return List.of(new WeakReference<>(pool), new WeakReference<>(closingState), new WeakReference<>(workList));
     }
 
     /**

@@ -197,6 +197,15 @@ public final class PoolCore<K, V> {
         return attacher.state().depth > 0;
     }
 
+    /**
+     * {@return the calling thread's attach state of this pool and its disposal work list}, for
+     * tests of what a thread keeps of a pool; creates the state if the thread has none
+     */
+    public Object[] threadStateForTests() {
+        AttachState s = attacher.state();
+        return new Object[] {s, s.disposals};
+    }
+
     /** Installs the test seam; {@code null} turns it off. */
     public void setHooks(PoolHooks hooks) {
         this.hooks = hooks;
