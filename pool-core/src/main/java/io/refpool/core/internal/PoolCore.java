@@ -549,7 +549,7 @@ public final class PoolCore<K, V> {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
-            RuntimeException shaped = creationFailure(key, failure);
+            Throwable shaped = creationFailure(key, failure);
             if (permit != null) {
                 permit.close();
             }
@@ -557,10 +557,12 @@ public final class PoolCore<K, V> {
             if (!(failure instanceof PoolClosedException)) {
                 report(PoolError.Kind.FACTORY_FAILED, key, "the factory failed for key " + Keys.describe(key), failure);
             }
-            throw shaped;
+            throw unchecked(shaped);
         }
         Entry<K, V> entry = new Entry<>(key, value, permit);
-        if (instances.putIfAbsent(new Identity(value), entry) != null) {
+        if (instances.putIfAbsent(new Identity(value), entry) == null) {
+            counters.creations.increment(); // from here on the object is the pool's to dispose
+        } else {
             // the instance belongs to another key: not this creation's to dispose
             if (permit != null) {
                 permit.close();
@@ -580,7 +582,6 @@ public final class PoolCore<K, V> {
             claimForDisposal(entry, s);
             throw unchecked(keyFailed);
         }
-        counters.creations.increment();
         creation.complete(entry);
         return newHandle(entry, s);
     }
@@ -599,13 +600,10 @@ public final class PoolCore<K, V> {
         }
     }
 
-    /** One shape for every acquirer of a failed creation: unchecked as thrown, checked wrapped. */
-    private static RuntimeException creationFailure(Object key, Throwable failure) {
-        if (failure instanceof RuntimeException) {
-            return (RuntimeException) failure;
-        }
-        if (failure instanceof Error) {
-            throw (Error) failure;
+    /** One shape for every acquirer of a failed creation: unchecked and errors as thrown, checked wrapped. */
+    private static Throwable creationFailure(Object key, Throwable failure) {
+        if (failure instanceof RuntimeException || failure instanceof Error) {
+            return failure;
         }
         return new ObjectCreationException(
                 "the factory for key " + Keys.describe(key) + " threw "
@@ -613,6 +611,7 @@ public final class PoolCore<K, V> {
                 failure);
     }
 
+    /** {@return {@code failure} to throw: unchecked as it is, checked wrapped}; an error is thrown here */
     private static RuntimeException unchecked(Throwable failure) {
         if (failure instanceof RuntimeException) {
             return (RuntimeException) failure;
@@ -1070,7 +1069,15 @@ public final class PoolCore<K, V> {
                 applyBatch(pending, s);
             }
             if (idle != null) {
-                idle.invalidateAll();
+                try {
+                    idle.invalidateAll(); // EXPLICIT: the loop below disposes what was idle
+                } catch (Throwable cacheFailed) { // a key's hashCode: the loop disposes them all the same
+                    report(
+                            PoolError.Kind.IDLE_CACHE_FAILED,
+                            null,
+                            "the idle cache failed to empty at close",
+                            cacheFailed);
+                }
             }
             s.disposing = true;
             try {
