@@ -1,15 +1,13 @@
 package io.refpool.bench;
 
 import io.refpool.bench.baseline.AlwaysLockReleaseQueue;
+import io.refpool.bench.baseline.BaselineReleaseQueue;
 import io.refpool.bench.baseline.SwapFlagReleaseQueue;
 import io.refpool.bench.baseline.UnpaddedReleaseQueue;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.RefPool;
-import io.refpool.core.internal.CoreAccess;
-import io.refpool.core.internal.DirtyFlagReleaseQueue;
-import io.refpool.core.internal.PoolConfig;
 import io.refpool.core.internal.ReleaseQueue;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +15,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -41,28 +38,27 @@ import org.openjdk.jmh.annotations.Warmup;
  * }</pre>
  *
  * <p><b>{@code nested}</b> (walltime throughput, ops/s) is modelled on the nested-attach scaling
- * benchmark that motivated the design: in a {@code SHARED} pool each benchmark thread holds one
- * outer attachment for the whole iteration, and the measured operation is a nested
- * {@code attach()} and {@code close()} — a per-thread depth bump and the release queue's check. The
- * {@code impl} parameter swaps only the check, through the pool's release queue; the attach path
- * around it is the same code:
+ * benchmark that motivated the design: each benchmark thread does a nested attach and close, a
+ * per-thread depth bump around the release queue's check. The queues are driven directly, by the
+ * same code, so the rows differ only in the check ({@code impl}):
  *
  * <ul>
- *   <li>{@code refpool}: {@link DirtyFlagReleaseQueue}, one acquire load of a padded flag;
+ *   <li>{@code refpool}: refpool's {@link ReleaseQueue}, one acquire load of a padded flag;
  *   <li>{@code always-lock}: {@link AlwaysLockReleaseQueue}, the queue's lock taken on every attach;
  *   <li>{@code swap-flag}: {@link SwapFlagReleaseQueue}, an atomic {@code getAndSet} of a flag on
  *       every attach.
  * </ul>
  *
  * <p>The {@code state} parameter is what is pending: {@code empty}, nothing ever; {@code sparse}, a
- * background daemon thread closes handles off-attachment at about 20,000 per second (it acquires
- * them in batches in an attached section and closes them one by one on its own thread, paced with
- * {@code LockSupport.parkNanos}), so attaching threads now and then find the flag up and drain.
+ * background daemon thread enqueues releases at about 20,000 per second, so attaching threads now
+ * and then find the flag up and drain. {@code nestedPool} is the pool's own nested
+ * {@code attach()} and {@code close()} in a {@code SHARED} pool while a releaser closes handles
+ * off-attachment at the same pace: the whole attach path around that check.
  *
- * <p>{@code nested} and {@code nestedLayout} are {@link Scales}: the runner runs them at 1, 2 and 4
- * threads. On a 2-core machine, 4 threads (plus the sparse releaser) oversubscribe the cores; that
- * row shows behaviour under oversubscription, not scaling. {@code nestedLayout} runs the
- * {@code sparse} state with the flag padded ({@code refpool}) and unpadded ({@code unpadded},
+ * <p>{@code nested}, {@code nestedLayout} and {@code nestedPool} are {@link Scales}: the runner runs
+ * them at 1, 2 and 4 threads. On a 2-core machine, 4 threads (plus the sparse enqueuer) oversubscribe
+ * the cores; that row shows behaviour under oversubscription, not scaling. {@code nestedLayout} runs
+ * the {@code sparse} state with the flag padded ({@code refpool}) and unpadded ({@code unpadded},
  * {@link UnpaddedReleaseQueue}: the same protocol, the flag next to the queue's lock, list and size).
  *
  * <p><b>{@code topLevel}</b> (ns/op) is an uncontended outermost {@code attach()} and
@@ -85,44 +81,82 @@ import org.openjdk.jmh.annotations.Warmup;
 public class AttachBenchmark {
     private static final String SPARSE_KEY = "sparse";
 
-    /** {@return a pool whose release queue is {@code impl}'s, otherwise the defaults} */
-    static RefPool<String, Object> newPool(String impl, AttachMode mode) {
-        PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
-        config.attachMode = mode;
-        config.releaseQueue = releaseQueue(impl);
-        return CoreAccess.newPool(config);
-    }
-
-    private static Supplier<? extends ReleaseQueue> releaseQueue(String impl) {
-        switch (impl) {
-            case "refpool":
-                return DirtyFlagReleaseQueue::new;
-            case "always-lock":
-                return AlwaysLockReleaseQueue::new;
-            case "swap-flag":
-                return SwapFlagReleaseQueue::new;
-            case "unpadded":
-                return UnpaddedReleaseQueue::new;
-            default:
-                throw new IllegalArgumentException("unknown impl '" + impl + "'");
-        }
+    /** {@return a pool with the defaults and {@code mode}} */
+    static RefPool<String, Object> newPool(AttachMode mode) {
+        return RefPool.builder((String key) -> new Object()).attachMode(mode).build();
     }
 
     // ---------------------------------------------------------------- nested attach, scaling
 
-    /** A {@code SHARED} pool and, in state {@code sparse}, the releaser that keeps it busy. */
-    abstract static class ScalingPool {
-        RefPool<String, Object> pool;
-        private SparseReleaser releaser;
+    /**
+     * A release queue under test, driven the same way whatever its design: refpool's own
+     * {@link ReleaseQueue} or a baseline copy with another check.
+     */
+    interface QueueUnderTest {
+        int enqueue(Object release);
+
+        ArrayList<?> takeIfDirty();
+    }
+
+    static QueueUnderTest queue(String impl) {
+        if (impl.equals("refpool")) {
+            ReleaseQueue<Object> queue = new ReleaseQueue<>();
+            return new QueueUnderTest() {
+                @Override
+                public int enqueue(Object release) {
+                    return queue.enqueue(release);
+                }
+
+                @Override
+                public ArrayList<?> takeIfDirty() {
+                    return queue.takeIfDirty();
+                }
+            };
+        }
+        BaselineReleaseQueue baseline;
+        switch (impl) {
+            case "always-lock":
+                baseline = new AlwaysLockReleaseQueue();
+                break;
+            case "swap-flag":
+                baseline = new SwapFlagReleaseQueue();
+                break;
+            case "unpadded":
+                baseline = new UnpaddedReleaseQueue();
+                break;
+            default:
+                throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        }
+        return new QueueUnderTest() {
+            @Override
+            public int enqueue(Object release) {
+                return baseline.enqueue(release);
+            }
+
+            @Override
+            public ArrayList<?> takeIfDirty() {
+                return baseline.takeIfDirty();
+            }
+        };
+    }
+
+    /**
+     * The nested attach every queue design gets: a per-thread depth bump, the queue's check, and
+     * applying what it took; the same code whatever the queue, so the rows measure the check.
+     */
+    abstract static class ScalingQueue {
+        QueueUnderTest queue;
+        final ThreadLocal<int[]> depth = ThreadLocal.withInitial(() -> new int[1]);
+        private SparseEnqueuer enqueuer;
 
         void start(String impl, String state) {
-            pool = newPool(impl, AttachMode.SHARED);
+            queue = queue(impl);
             switch (state) {
                 case "empty":
                     break;
                 case "sparse":
-                    releaser = new SparseReleaser(pool);
-                    releaser.start();
+                    enqueuer = new SparseEnqueuer(queue);
+                    enqueuer.start();
                     break;
                 default:
                     throw new IllegalArgumentException("unknown state '" + state + "'");
@@ -130,51 +164,107 @@ public class AttachBenchmark {
         }
 
         void stop() throws InterruptedException {
-            if (releaser != null) {
-                releaser.stop();
+            if (enqueuer != null) {
+                enqueuer.stop();
             }
-            pool.close();
+        }
+
+        /** {@return how many pending releases this nested attach applied} */
+        int nestedAttachAndClose() {
+            int[] d = depth.get();
+            d[0]++;
+            ArrayList<?> batch = queue.takeIfDirty();
+            int applied = batch == null ? 0 : batch.size();
+            d[0]--;
+            return applied;
         }
     }
 
-    /** The pool of {@code nested}. */
+    /** The queue of {@code nested}. */
     @State(Scope.Benchmark)
-    public static class NestedPool extends ScalingPool {
+    public static class NestedQueue extends ScalingQueue {
         @Param({"refpool", "always-lock", "swap-flag"})
         public String impl;
 
         @Param({"empty", "sparse"})
         public String state;
 
-        /** Builds the pool, and starts the releaser in state {@code sparse}. */
+        /** Builds the queue, and starts the enqueuer in state {@code sparse}. */
         @Setup(Level.Trial)
         public void setUp() {
             start(impl, state);
         }
 
-        /** Stops the releaser and closes the pool. */
+        /** Stops the enqueuer. */
         @TearDown(Level.Trial)
         public void tearDown() throws InterruptedException {
             stop();
         }
     }
 
-    /** The pool of {@code nestedLayout}: always in state {@code sparse}, padded or not. */
+    /** The queue of {@code nestedLayout}: always in state {@code sparse}, padded or not. */
     @State(Scope.Benchmark)
-    public static class LayoutPool extends ScalingPool {
+    public static class LayoutQueue extends ScalingQueue {
         @Param({"refpool", "unpadded"})
         public String impl;
 
-        /** Builds the pool and starts the releaser. */
+        /** Builds the queue and starts the enqueuer. */
         @Setup(Level.Trial)
         public void setUp() {
             start(impl, "sparse");
         }
 
-        /** Stops the releaser and closes the pool. */
+        /** Stops the enqueuer. */
         @TearDown(Level.Trial)
         public void tearDown() throws InterruptedException {
             stop();
+        }
+    }
+
+    /**
+     * A nested attach and close: the per-thread depth, then the release queue's check (and, now
+     * and then in state {@code sparse}, a drain).
+     *
+     * @param queue the queue
+     * @return what the check applied
+     */
+    @Benchmark
+    @Scales
+    public int nested(NestedQueue queue) {
+        return queue.nestedAttachAndClose();
+    }
+
+    /**
+     * The same nested attach and close, in state {@code sparse}, with the flag padded or not.
+     *
+     * @param queue the queue
+     * @return what the check applied
+     */
+    @Benchmark
+    @Scales
+    public int nestedLayout(LayoutQueue queue) {
+        return queue.nestedAttachAndClose();
+    }
+
+    /** A {@code SHARED} pool whose releaser closes handles off-attachment, for {@code nestedPool}. */
+    @State(Scope.Benchmark)
+    public static class NestedPool {
+        RefPool<String, Object> pool;
+        private SparseReleaser releaser;
+
+        /** Builds the pool and starts the releaser. */
+        @Setup(Level.Trial)
+        public void setUp() {
+            pool = newPool(AttachMode.SHARED);
+            releaser = new SparseReleaser(pool);
+            releaser.start();
+        }
+
+        /** Stops the releaser and closes the pool. */
+        @TearDown(Level.Trial)
+        public void tearDown() throws InterruptedException {
+            releaser.stop();
+            pool.close();
         }
     }
 
@@ -196,47 +286,57 @@ public class AttachBenchmark {
         }
     }
 
-    /** A benchmark thread's outer attachment to the layout pool. */
-    @State(Scope.Thread)
-    public static class LayoutOuter {
-        Attachment outer;
-
-        /** Attaches the benchmark thread. */
-        @Setup(Level.Iteration)
-        public void attach(LayoutPool pool) {
-            outer = pool.pool.attach();
-        }
-
-        /** Detaches it. */
-        @TearDown(Level.Iteration)
-        public void detach() {
-            outer.close();
-        }
-    }
-
     /**
-     * A nested attach and close inside the thread's outer attachment: the per-thread depth, then
-     * the release queue's check (and, now and then in state {@code sparse}, a drain).
+     * The pool's own nested attach and close, releases pending now and then: the whole attach
+     * path around the check of {@code nested}.
      *
      * @param pool the pool
      * @param outer the thread's outer attachment
      */
     @Benchmark
     @Scales
-    public void nested(NestedPool pool, NestedOuter outer) {
+    public void nestedPool(NestedPool pool, NestedOuter outer) {
         pool.pool.attach().close();
     }
 
-    /**
-     * The same nested attach and close, in state {@code sparse}, with the flag padded or not.
-     *
-     * @param pool the pool
-     * @param outer the thread's outer attachment
-     */
-    @Benchmark
-    @Scales
-    public void nestedLayout(LayoutPool pool, LayoutOuter outer) {
-        pool.pool.attach().close();
+    /** Enqueues releases at about {@link SparseReleaser#CLOSES_PER_SECOND} per second on a thread of its own. */
+    static final class SparseEnqueuer implements Runnable {
+        private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1) / SparseReleaser.CLOSES_PER_SECOND;
+        private final QueueUnderTest queue;
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        SparseEnqueuer(QueueUnderTest queue) {
+            this.queue = queue;
+            this.thread = new Thread(this, "sparse-enqueuer");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            LockSupport.unpark(thread);
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        }
+
+        @Override
+        public void run() {
+            Object release = new Object();
+            long next = System.nanoTime();
+            while (running) {
+                next += INTERVAL_NANOS;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                } else if (wait < -TimeUnit.MILLISECONDS.toNanos(1)) {
+                    next = System.nanoTime(); // behind schedule: drop the backlog instead of bursting
+                }
+                queue.enqueue(release);
+            }
+        }
     }
 
     /**
@@ -326,7 +426,7 @@ public class AttachBenchmark {
         public void setUp() {
             switch (impl) {
                 case "refpool":
-                    pool = newPool("refpool", AttachMode.valueOf(mode));
+                    pool = newPool(AttachMode.valueOf(mode));
                     break;
                 case "reentrant-lock":
                     lock = new ReentrantLock();
@@ -384,11 +484,11 @@ public class AttachBenchmark {
         /** Builds a pool whose drainer stays out of the way, and opens the handle to share from. */
         @Setup(Level.Trial)
         public void setUp() {
-            PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
-            config.attachMode = AttachMode.EXCLUSIVE;
-            config.drainDelayNanos = Duration.ofHours(1).toNanos();
-            config.drainThreshold = Integer.MAX_VALUE;
-            pool = CoreAccess.newPool(config);
+            pool = RefPool.builder((String key) -> new Object())
+                    .attachMode(AttachMode.EXCLUSIVE)
+                    .drainDelay(Duration.ofHours(1))
+                    .drainThreshold(Integer.MAX_VALUE)
+                    .build();
             Attachment attached = pool.attach();
             try {
                 held = pool.acquire("k");

@@ -1,9 +1,8 @@
 package io.refpool.core;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.refpool.core.internal.CoreAccess;
-import io.refpool.core.internal.PoolConfig;
 import io.refpool.core.internal.PoolCore;
+import io.refpool.core.internal.PoolSettings;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
 import java.util.Objects;
@@ -64,15 +63,6 @@ import java.util.function.Function;
  * capacity permit or object is lost, and {@link Handle#close()} does not throw it.
  */
 public final class RefPool<K, V> implements AutoCloseable {
-    static {
-        CoreAccess.install(new CoreAccess.PoolFactory() {
-            @Override
-            public <A, B> RefPool<A, B> newPool(PoolCore<A, B> core) {
-                return new RefPool<>(core);
-            }
-        });
-    }
-
     private final PoolCore<K, V> core;
 
     private RefPool(PoolCore<K, V> core) {
@@ -234,10 +224,19 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param <V> object type
      */
     public static final class Builder<K, V> {
-        private final PoolConfig<K, V> config;
+        private final Function<? super K, ? extends V> factory;
+        private Consumer<? super V> disposer = value -> {};
+        private AttachMode attachMode = AttachMode.EXCLUSIVE;
+        private Executor executor;
+        private long drainDelayNanos = 100_000_000L;
+        private int drainThreshold = 1024;
+        private ErrorListener errorListener;
+        private int maxObjects = Integer.MAX_VALUE;
+        private Consumer<? super Caffeine<Object, Object>> idle;
+        private LeakDetection leakDetection = LeakDetection.OFF;
 
         private Builder(Function<? super K, ? extends V> factory) {
-            this.config = new PoolConfig<>(factory);
+            this.factory = factory;
         }
 
         /**
@@ -247,7 +246,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> disposer(Consumer<? super V> disposer) {
-            config.disposer = Objects.requireNonNull(disposer, "disposer");
+            this.disposer = Objects.requireNonNull(disposer, "disposer");
             return this;
         }
 
@@ -258,7 +257,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> attachMode(AttachMode attachMode) {
-            config.attachMode = Objects.requireNonNull(attachMode, "attachMode");
+            this.attachMode = Objects.requireNonNull(attachMode, "attachMode");
             return this;
         }
 
@@ -270,7 +269,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> executor(Executor executor) {
-            config.executor = Objects.requireNonNull(executor, "executor");
+            this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
@@ -292,7 +291,7 @@ public final class RefPool<K, V> implements AutoCloseable {
             } catch (ArithmeticException tooLong) {
                 nanos = Long.MAX_VALUE;
             }
-            config.drainDelayNanos = nanos;
+            this.drainDelayNanos = nanos;
             return this;
         }
 
@@ -306,7 +305,7 @@ public final class RefPool<K, V> implements AutoCloseable {
             if (drainThreshold < 1) {
                 throw new IllegalArgumentException("drainThreshold must be at least 1, was " + drainThreshold);
             }
-            config.drainThreshold = drainThreshold;
+            this.drainThreshold = drainThreshold;
             return this;
         }
 
@@ -318,7 +317,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> errorListener(ErrorListener errorListener) {
-            config.errorListener = Objects.requireNonNull(errorListener, "errorListener");
+            this.errorListener = Objects.requireNonNull(errorListener, "errorListener");
             return this;
         }
 
@@ -332,7 +331,7 @@ public final class RefPool<K, V> implements AutoCloseable {
             if (maxObjects < 1) {
                 throw new IllegalArgumentException("maxObjects must be at least 1, was " + maxObjects);
             }
-            config.maxObjects = maxObjects;
+            this.maxObjects = maxObjects;
             return this;
         }
 
@@ -347,7 +346,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> idle(Consumer<? super Caffeine<Object, Object>> configurer) {
-            config.idle = Objects.requireNonNull(configurer, "configurer");
+            this.idle = Objects.requireNonNull(configurer, "configurer");
             return this;
         }
 
@@ -358,7 +357,7 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> leakDetection(LeakDetection leakDetection) {
-            config.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
+            this.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
             return this;
         }
 
@@ -369,7 +368,18 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @throws IllegalArgumentException if the idle configurer sets an eviction listener
          */
         public RefPool<K, V> build() {
-            return new RefPool<>(new PoolCore<>(config));
+            return new RefPool<>(new PoolCore<>(new PoolSettings<>(
+                    factory,
+                    disposer,
+                    attachMode,
+                    executor,
+                    drainDelayNanos,
+                    drainThreshold,
+                    errorListener,
+                    maxObjects,
+                    idle,
+                    leakDetection,
+                    128)));
         }
     }
 }

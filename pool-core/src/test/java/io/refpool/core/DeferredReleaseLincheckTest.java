@@ -1,6 +1,6 @@
 package io.refpool.core;
 
-import io.refpool.core.internal.DirtyFlagReleaseQueue;
+import io.refpool.core.internal.ReleaseQueue;
 import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -10,7 +10,7 @@ import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Test;
 
 /**
- * Model-checks the deferred-release queue ({@link DirtyFlagReleaseQueue}) with Lincheck: threads
+ * Model-checks the deferred-release queue ({@link ReleaseQueue}) with Lincheck: threads
  * enqueue as detached releasers do (lock, add, unlock, then raise the flag) while others drain as
  * attaching threads do (one acquire load; only when raised, clear the flag by CAS, then swap the
  * batch out under the lock).
@@ -28,7 +28,7 @@ class DeferredReleaseLincheckTest {
         /** More than any scenario below enqueues: 1 + 3 threads x 3 operations + 1. */
         private static final int MAX_ITEMS = 16;
 
-        final DirtyFlagReleaseQueue queue = new DirtyFlagReleaseQueue();
+        final ReleaseQueue<Integer> queue = new ReleaseQueue<>();
         private final AtomicInteger nextItem = new AtomicInteger();
         /** How many drains took each item; the items are numbered from 0 in enqueue order. */
         private final AtomicIntegerArray taken = new AtomicIntegerArray(MAX_ITEMS);
@@ -38,12 +38,12 @@ class DeferredReleaseLincheckTest {
         }
 
         int drainAll() {
-            ArrayList<Object> batch = queue.takeIfDirty();
+            ArrayList<Integer> batch = queue.takeIfDirty();
             if (batch == null) {
                 return 0;
             }
-            for (Object item : batch) {
-                taken.incrementAndGet((Integer) item);
+            for (Integer item : batch) {
+                taken.incrementAndGet(item);
             }
             return batch.size();
         }
@@ -58,9 +58,9 @@ class DeferredReleaseLincheckTest {
                             + " times" + (taken.get(i) == 0 ? " even after a final drain: stranded" : ""));
                 }
             }
-            if (queue.size() != 0 || queue.isDirty()) {
-                throw new IllegalStateException("after a final drain the queue still reports size " + queue.size()
-                        + ", dirty " + queue.isDirty());
+            if (queue.volatileSize() != 0 || queue.isDirty()) {
+                throw new IllegalStateException("after a final drain the queue still reports size "
+                        + queue.volatileSize() + ", dirty " + queue.isDirty());
             }
         }
     }

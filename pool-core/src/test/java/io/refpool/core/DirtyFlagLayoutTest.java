@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.refpool.core.internal.DirtyFlagReleaseQueue;
 import io.refpool.core.internal.ReleaseQueue;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -26,7 +25,7 @@ class DirtyFlagLayoutTest {
 
     @Test
     void theDirtyFlagIsAtLeast128BytesFromEveryOtherField() throws Exception {
-        List<Field> fields = instanceFields(DirtyFlagReleaseQueue.class);
+        List<Field> fields = instanceFields(ReleaseQueue.class);
         Field dirty = fields.stream()
                 .filter(f -> f.getName().equals("dirty"))
                 .findFirst()
@@ -53,7 +52,7 @@ class DirtyFlagLayoutTest {
 
     @Test
     void atLeast128BytesOfPaddingFollowTheDirtyFlag() throws Exception {
-        List<Field> fields = instanceFields(DirtyFlagReleaseQueue.class);
+        List<Field> fields = instanceFields(ReleaseQueue.class);
         long dirtyOffset = -1;
         long lastOffset = -1;
         for (Field field : fields) {

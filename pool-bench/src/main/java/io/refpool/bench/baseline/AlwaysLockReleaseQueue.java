@@ -1,6 +1,5 @@
 package io.refpool.bench.baseline;
 
-import io.refpool.core.internal.ReleaseQueue;
 import java.util.ArrayList;
 
 /**
@@ -9,14 +8,8 @@ import java.util.ArrayList;
  * empty), so attaching threads contend on the lock word even when nothing is ever pending: PyO3's
  * reference pool between #3250, which removed its dirty flag, and #6200, which brought one back after
  * #6199 found the lock serializing multithreaded embedders.
- *
- * <pre>{@code
- * PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
- * config.releaseQueue = AlwaysLockReleaseQueue::new;
- * RefPool<String, Object> pool = CoreAccess.newPool(config);
- * }</pre>
  */
-public final class AlwaysLockReleaseQueue extends ReleaseQueue {
+public final class AlwaysLockReleaseQueue extends BaselineReleaseQueue {
     /** Creates an empty queue. */
     public AlwaysLockReleaseQueue() {}
 
@@ -28,10 +21,5 @@ public final class AlwaysLockReleaseQueue extends ReleaseQueue {
     @Override
     protected void raiseDirty() {
         // no flag: the attach side always looks under the lock
-    }
-
-    @Override
-    public boolean isDirty() {
-        return size() != 0;
     }
 }

@@ -1,6 +1,5 @@
 package io.refpool.bench.baseline;
 
-import io.refpool.core.internal.ReleaseQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -10,14 +9,8 @@ import java.util.ArrayList;
  * Correct, but each attach writes the flag's cache line, so attaching threads bounce it between
  * cores even when nothing is pending, which refpool's one acquire load avoids. The enqueue side is
  * the same as refpool's: lock, add, unlock, then a release store of the flag.
- *
- * <pre>{@code
- * PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
- * config.releaseQueue = SwapFlagReleaseQueue::new;
- * RefPool<String, Object> pool = CoreAccess.newPool(config);
- * }</pre>
  */
-public final class SwapFlagReleaseQueue extends ReleaseQueue {
+public final class SwapFlagReleaseQueue extends BaselineReleaseQueue {
     private static final VarHandle DIRTY;
 
     static {
@@ -45,10 +38,5 @@ public final class SwapFlagReleaseQueue extends ReleaseQueue {
     @Override
     protected void raiseDirty() {
         DIRTY.setRelease(this, true);
-    }
-
-    @Override
-    public boolean isDirty() {
-        return (boolean) DIRTY.getAcquire(this);
     }
 }

@@ -1,6 +1,5 @@
 package io.refpool.bench.baseline;
 
-import io.refpool.core.internal.ReleaseQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -11,14 +10,8 @@ import java.util.ArrayList;
  * of between two paddings. Attachers reading the flag then share a cache line with the lock word,
  * the list reference and the size, which every enqueue writes; the difference to refpool shows
  * what the padding buys when releases are pending.
- *
- * <pre>{@code
- * PoolConfig<String, Object> config = new PoolConfig<>(key -> new Object());
- * config.releaseQueue = UnpaddedReleaseQueue::new;
- * RefPool<String, Object> pool = CoreAccess.newPool(config);
- * }</pre>
  */
-public final class UnpaddedReleaseQueue extends ReleaseQueue {
+public final class UnpaddedReleaseQueue extends BaselineReleaseQueue {
     private static final VarHandle DIRTY;
 
     static {
@@ -49,10 +42,5 @@ public final class UnpaddedReleaseQueue extends ReleaseQueue {
     @Override
     protected void raiseDirty() {
         DIRTY.setRelease(this, true);
-    }
-
-    @Override
-    public boolean isDirty() {
-        return (boolean) DIRTY.getAcquire(this);
     }
 }

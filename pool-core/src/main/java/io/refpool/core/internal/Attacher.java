@@ -33,6 +33,7 @@ import java.util.function.Supplier;
  */
 final class Attacher<K, V> {
     private final PoolCore<K, V> core;
+    private final DeferredReleases<K, V> releases;
     private final Gate gate;
     private final AttachMode mode;
     private final ThreadLocal<AttachState> states =
@@ -40,6 +41,7 @@ final class Attacher<K, V> {
 
     Attacher(PoolCore<K, V> core, AttachMode mode) {
         this.core = core;
+        this.releases = core.releases();
         this.mode = mode;
         this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
     }
@@ -108,7 +110,7 @@ final class Attacher<K, V> {
             }
             AttachScope scope = s.open(depth + 1);
             s.depth = depth + 1;
-            core.drainIfDirty(s);
+            releases.applyIfDirty(s);
             return scope;
         }
         if (!internal) {
@@ -122,7 +124,7 @@ final class Attacher<K, V> {
         s.attacher = this;
         s.depth = 1;
         AttachScope scope = s.open(1);
-        core.drainIfDirty(s);
+        releases.applyIfDirty(s);
         return scope;
     }
 
@@ -185,7 +187,7 @@ final class Attacher<K, V> {
     /** Applies pending releases if any, then gives the gate up; the depth is zero before the release. */
     void detachOutermost(AttachState s) {
         try {
-            core.drainIfDirty(s);
+            releases.applyIfDirty(s);
         } finally {
             s.depth = 0;
             s.attacher = null;
@@ -208,7 +210,7 @@ final class Attacher<K, V> {
         int depth = s.depth;
         int base = s.base;
         boolean exclusive = s.exclusive;
-        core.drainIfDirty(s);
+        releases.applyIfDirty(s);
         s.depth = 0;
         s.base = base + depth; // attachments opened meanwhile use the slots above this one's
         s.attacher = null;
@@ -220,7 +222,7 @@ final class Attacher<K, V> {
             s.attacher = this;
             s.base = base;
             s.depth = depth;
-            core.drainIfDirty(s);
+            releases.applyIfDirty(s);
         }
     }
 
@@ -271,7 +273,7 @@ final class Attacher<K, V> {
             AttachScope scope = s.open(level);
             s.depth = level;
             try {
-                core.drainIfDirty(s);
+                releases.applyIfDirty(s);
                 return fn.apply(scope);
             } finally {
                 if (scope.open) {
@@ -291,7 +293,7 @@ final class Attacher<K, V> {
         s.guard = guard;
         AttachScope scope = s.open(1);
         try {
-            core.drainIfDirty(s);
+            releases.applyIfDirty(s);
             return fn.apply(scope);
         } finally {
             if (scope.open) {

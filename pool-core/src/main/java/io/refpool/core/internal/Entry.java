@@ -31,7 +31,7 @@ import java.lang.invoke.VarHandle;
  * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
  * retain of a disposed object fails and a release of one is reported, never applied.
  */
-final class Entry<K, V> {
+final class Entry<K, V> implements Slot, Release {
     static final int DISPOSED = -1;
 
     private static final VarHandle COUNT;

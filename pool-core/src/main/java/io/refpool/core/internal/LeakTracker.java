@@ -36,6 +36,78 @@ final class LeakTracker {
         this.sampleInterval = sampleInterval;
     }
 
+    /**
+     * {@return a new handle to {@code entry}, tracked if this mode picks it}; the caller already took
+     * its reference, so nothing here may throw and lose it: tracking that fails leaves the handle
+     * untracked
+     */
+    <K, V> PooledHandle<K, V> newHandle(PoolCore<K, V> pool, Entry<K, V> entry, AttachState opener) {
+        Tracked tracked = null;
+        try {
+            tracked = track(entry);
+        } catch (Throwable e) {
+            core.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+        }
+        PooledHandle<K, V> handle = new PooledHandle<>(pool, entry, tracked, opener);
+        if (tracked != null) {
+            try {
+                register(handle, tracked);
+            } catch (Throwable e) {
+                core.report(
+                        PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+            }
+        }
+        return handle;
+    }
+
+    /** The cleaner found a tracked handle of {@code entry} unreachable while open: release it, report it. */
+    private <K, V> void leaked(PoolCore<K, V> pool, Entry<K, V> entry, Throwable site) {
+        pool.counters.leaks.increment();
+        PoolEvents.Leak event = new PoolEvents.Leak();
+        event.key = Keys.text(entry.key);
+        event.site = site == null ? null : describe(site);
+        event.commit();
+        pool.releases().enqueue(entry);
+        pool.report(
+                PoolError.Kind.HANDLE_LEAKED,
+                entry.key,
+                "a handle for key " + Keys.describe(entry.key) + " became unreachable without being closed; its"
+                        + " reference was released" + (site == null ? "" : " (the cause shows where it was acquired)"),
+                site);
+    }
+
+    /** Reports the handles still open when the pool closed: counts by key, then each tracked site. */
+    <K, V> void reportOpenAtClose(SlotTable<K, V> slots) {
+        long[] open = {0};
+        int[] listed = {0};
+        StringBuilder keys = new StringBuilder();
+        slots.forEachEntry(entry -> {
+            int count = entry.count();
+            if (count > 0) {
+                open[0] += count;
+                if (listed[0]++ < 10) {
+                    keys.append(listed[0] == 1 ? "" : ", ")
+                            .append(Keys.describe(entry.key))
+                            .append(" (")
+                            .append(count)
+                            .append(')');
+                }
+            }
+        });
+        if (open[0] == 0) {
+            return;
+        }
+        core.report(
+                PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
+                null,
+                open[0] + " handle(s) still open when the pool closed, on keys " + keys
+                        + (listed[0] > 10 ? ", ..." : "")
+                        + "; each object is disposed when its last handle closes (a handle never closed keeps its"
+                        + " object unless leak detection finds it unreachable)",
+                null);
+        reportOpen();
+    }
+
     /** {@return the record of a new handle to {@code entry}, or {@code null} if it is not tracked} */
     <K, V> Tracked track(Entry<K, V> entry) {
         if (mode == LeakDetection.OFF
@@ -130,7 +202,7 @@ final class LeakTracker {
 
         @SuppressWarnings("unchecked")
         private static <K, V> void leakedEntry(PoolCore<K, V> core, Entry<?, ?> entry, Throwable site) {
-            core.leaked((Entry<K, V>) entry, site);
+            core.leakTracker().leaked(core, (Entry<K, V>) entry, site);
         }
     }
 }

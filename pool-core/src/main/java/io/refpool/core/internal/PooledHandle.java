@@ -16,7 +16,7 @@ import java.lang.ref.Reference;
  * <p>The handle remembers the attach state of the thread that opened it, so a close on that
  * thread (the common case) finds out whether it is attached without a thread-local lookup.
  */
-final class PooledHandle<K, V> implements Handle<V> {
+final class PooledHandle<K, V> implements Handle<V>, Attempt {
     private final PoolCore<K, V> core;
     private final Entry<K, V> entry;
     /** The leak detector's record of this handle, or {@code null} when it is not tracked. */

@@ -1,39 +1,74 @@
 package io.refpool.core.internal;
 
 import io.refpool.core.internal.ReleaseQueueHooks.Point;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The deferred-release queue: releases that happened off-attachment, guarded by a lock, plus a
- * {@code dirty} flag that tells an attaching thread whether there is anything to apply.
+ * The deferred-release queue: releases that happened off-attachment, in a list guarded by a lock,
+ * plus a {@code dirty} flag that tells an attaching thread whether there is anything to apply. The
+ * one owner of the dirty-flag protocol; {@link DrainScheduler} decides when a drainer runs.
  *
  * <h2>Implementation notes</h2>
  *
- * <p>This base class owns the list and its lock; subclasses own the flag and the check
- * ({@link #takeIfDirty()}). The production subclass is {@link DirtyFlagReleaseQueue}; the benchmark
- * module measures older checks against it by subclassing this class.
+ * <pre>
+ *   dirty      to       by
+ *   false      true     enqueue, with a release store, after its add is visible under the lock
+ *   true       false    the one attaching thread whose CAS wins; it then locks and swaps the batch
+ *
+ *   read                    ordering    relied on by
+ *   dirty                   acquire     every attach: the whole check when nothing is pending
+ *   volatileSize()          volatile    the drainer's "anything to do" (see DrainScheduler)
+ * </pre>
  *
  * <p><b>Enqueue</b> (any thread): lock, add, unlock, <em>then</em> raise the flag with a release
- * store. The flag is raised after the item is visible under the lock, so a drainer that sees the flag
- * and then takes the lock finds the item. Raising it first would let a drainer clear the flag and
- * swap out the list before the add, stranding the item with the flag down.
+ * store. Raising it first would let a drainer clear the flag and swap out the list before the add,
+ * stranding the item with the flag down.
  *
- * <p><b>Drain</b> (an attached thread): swap the whole list out under the lock and apply it outside
- * the lock, so user code (disposers) never runs under it.
+ * <p><b>The check</b> ({@link #takeIfDirty()}) is one acquire load when nothing is pending: no CAS,
+ * no swap, no lock, no write to shared memory, so attaching threads do not contend on this queue and
+ * attach scales with cores. When the flag is set, a CAS from true to false lets one attacher through
+ * to the lock; the others go on without waiting.
+ *
+ * <p><b>Why nothing is lost.</b> If an enqueue's raise happens before a drainer's CAS clears the
+ * flag, its add happened before that CAS and so before the drainer's swap, which takes it. If the
+ * raise happens after the CAS, the flag stays up for the next attach. Either way the release is
+ * applied by the first attach that starts after its close returned. The swap moves each item out of
+ * the list exactly once: never a loss, never a double apply. The batch is applied outside the lock,
+ * so user code (disposers) never runs under it.
+ *
+ * <p><b>Layout.</b> The flag sits alone on its cache lines: 128 bytes of padding on each side (two
+ * lines, for adjacent-line prefetch) keep it apart from the lock word, the list and its size
+ * (written on every enqueue) and from neighbouring objects. Byte fields are used for padding because
+ * the JVM packs narrower subclass fields into gaps of a superclass's layout; bytes leave no gaps.
+ *
+ * @param <T> the kind of release
  */
-public abstract class ReleaseQueue {
+public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
+    private static final VarHandle DIRTY;
+
+    static {
+        try {
+            DIRTY = MethodHandles.lookup().findVarHandle(ReleaseQueueFlag.class, "dirty", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** Guards {@code pending}; never held while user code runs. */
     private final ReentrantLock queueLock = new ReentrantLock();
 
-    private ArrayList<Object> pending = new ArrayList<>();
+    private ArrayList<T> pending = new ArrayList<>();
 
-    /** Written under the lock on every enqueue; read for statistics. */
+    /** Written under the lock on every enqueue and swap; read by the drainer (see the table). */
     private volatile int size;
 
     private volatile ReleaseQueueHooks hooks;
 
-    protected ReleaseQueue() {}
+    /** Creates an empty queue. */
+    public ReleaseQueue() {}
 
     /**
      * Adds a pending release: lock, add, unlock, then raise the flag (release store).
@@ -41,7 +76,7 @@ public abstract class ReleaseQueue {
      * @param release what to apply when attached
      * @return the number of pending releases right after the add
      */
-    public final int enqueue(Object release) {
+    public int enqueue(T release) {
         int after;
         lockQueue();
         try {
@@ -52,43 +87,39 @@ public abstract class ReleaseQueue {
             queueLock.unlock();
         }
         hook(Point.BETWEEN_ADD_AND_FLAG);
-        raiseDirty();
+        DIRTY.setRelease(this, true);
         return after;
     }
 
     /**
-     * The attach-side check: returns the pending releases to apply, or {@code null} when there is
-     * nothing to do. Implementations decide how cheaply "nothing to do" is found out.
+     * The attach-side check: one acquire load when nothing is pending.
      *
-     * @return the batch, owned by the caller from now on, or {@code null}
+     * @return the batch to apply, owned by the caller from now on, or {@code null}
      */
-    public abstract ArrayList<Object> takeIfDirty();
-
-    /** Raises the flag with (at least) release ordering, after an add. */
-    protected abstract void raiseDirty();
-
-    /** {@return whether the flag is raised, read with acquire ordering (diagnostics)} */
-    public abstract boolean isDirty();
-
-    /**
-     * Takes every pending release whatever the flag says (the drainer's way in); the flag is left
-     * as it is, so a release whose flag store is still in flight is not stranded.
-     *
-     * @return the batch, or {@code null} if the list was empty
-     */
-    public final ArrayList<Object> takeAll() {
+    public ArrayList<T> takeIfDirty() {
+        if (!(boolean) DIRTY.getAcquire(this)) {
+            return null;
+        }
+        if (!DIRTY.compareAndSet(this, true, false)) {
+            return null; // another attacher is draining this batch
+        }
         return swapBatch();
     }
 
     /**
-     * Swaps the whole pending list out under the lock.
+     * Takes every pending release whatever the flag says (the drainer's and close's way in); the
+     * flag is left as it is, so a release whose flag store is still in flight is not stranded.
      *
      * @return the batch, or {@code null} if the list was empty
      */
-    protected final ArrayList<Object> swapBatch() {
+    public ArrayList<T> takeAll() {
+        return swapBatch();
+    }
+
+    private ArrayList<T> swapBatch() {
         lockQueue();
         try {
-            ArrayList<Object> batch = pending;
+            ArrayList<T> batch = pending;
             if (batch.isEmpty()) {
                 return null;
             }
@@ -100,13 +131,18 @@ public abstract class ReleaseQueue {
         }
     }
 
-    /** {@return the number of pending releases (diagnostics: may be stale at once)} */
-    public final int size() {
+    /** {@return the number of pending releases, a volatile read (ordering: see the table)} */
+    public int volatileSize() {
         return size;
     }
 
+    /** {@return whether the flag is raised, read with acquire ordering} */
+    public boolean isDirty() {
+        return (boolean) DIRTY.getAcquire(this);
+    }
+
     /** Installs the test seam; {@code null} turns it off. */
-    public final void setHooks(ReleaseQueueHooks hooks) {
+    public void setHooks(ReleaseQueueHooks hooks) {
         this.hooks = hooks;
     }
 
@@ -121,4 +157,50 @@ public abstract class ReleaseQueue {
             h.at(point);
         }
     }
+}
+
+/** Padding between the object header and the flag. */
+abstract class ReleaseQueuePadBefore {
+    byte p000, p001, p002, p003, p004, p005, p006, p007;
+    byte p008, p009, p010, p011, p012, p013, p014, p015;
+    byte p016, p017, p018, p019, p020, p021, p022, p023;
+    byte p024, p025, p026, p027, p028, p029, p030, p031;
+    byte p032, p033, p034, p035, p036, p037, p038, p039;
+    byte p040, p041, p042, p043, p044, p045, p046, p047;
+    byte p048, p049, p050, p051, p052, p053, p054, p055;
+    byte p056, p057, p058, p059, p060, p061, p062, p063;
+    byte p064, p065, p066, p067, p068, p069, p070, p071;
+    byte p072, p073, p074, p075, p076, p077, p078, p079;
+    byte p080, p081, p082, p083, p084, p085, p086, p087;
+    byte p088, p089, p090, p091, p092, p093, p094, p095;
+    byte p096, p097, p098, p099, p100, p101, p102, p103;
+    byte p104, p105, p106, p107, p108, p109, p110, p111;
+    byte p112, p113, p114, p115, p116, p117, p118, p119;
+    byte p120, p121, p122, p123, p124, p125, p126, p127;
+}
+
+/** The flag, alone between two paddings. */
+abstract class ReleaseQueueFlag extends ReleaseQueuePadBefore {
+    @SuppressWarnings("unused") // accessed through ReleaseQueue.DIRTY
+    volatile boolean dirty;
+}
+
+/** Padding between the flag and the queue's own fields. */
+abstract class ReleaseQueuePadAfter extends ReleaseQueueFlag {
+    byte q000, q001, q002, q003, q004, q005, q006, q007;
+    byte q008, q009, q010, q011, q012, q013, q014, q015;
+    byte q016, q017, q018, q019, q020, q021, q022, q023;
+    byte q024, q025, q026, q027, q028, q029, q030, q031;
+    byte q032, q033, q034, q035, q036, q037, q038, q039;
+    byte q040, q041, q042, q043, q044, q045, q046, q047;
+    byte q048, q049, q050, q051, q052, q053, q054, q055;
+    byte q056, q057, q058, q059, q060, q061, q062, q063;
+    byte q064, q065, q066, q067, q068, q069, q070, q071;
+    byte q072, q073, q074, q075, q076, q077, q078, q079;
+    byte q080, q081, q082, q083, q084, q085, q086, q087;
+    byte q088, q089, q090, q091, q092, q093, q094, q095;
+    byte q096, q097, q098, q099, q100, q101, q102, q103;
+    byte q104, q105, q106, q107, q108, q109, q110, q111;
+    byte q112, q113, q114, q115, q116, q117, q118, q119;
+    byte q120, q121, q122, q123, q124, q125, q126, q127;
 }

@@ -1,0 +1,129 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.CapacityExhaustedException;
+import io.refpool.core.Handle;
+import io.refpool.core.PoolClosedException;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import io.refpool.sync.Registration;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The acquire paths beyond the attached fast path: the synchronous attached acquire, which waits
+ * for another thread's creation detached and never for capacity, and {@code acquireAsync}, which
+ * waits for the gate, a creation and capacity without parking a thread.
+ *
+ * <p>The async path ends its wait when the caller's token is cancelled or the caller completes the
+ * returned future itself (cancel, {@code orTimeout}); a handle that arrives anyway is closed, so
+ * neither a reference nor a permit is lost.
+ */
+final class Acquirer<K, V> {
+    private final PoolCore<K, V> core;
+
+    Acquirer(PoolCore<K, V> core) {
+        this.core = core;
+    }
+
+    @SuppressWarnings("unchecked")
+    Handle<V> acquireAttached(K key, AttachState s) {
+        Objects.requireNonNull(key, "key");
+        if (core.isClosed()) {
+            throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+        }
+        if (s.depth == 0) {
+            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
+                    + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
+        }
+        for (; ; ) {
+            Attempt attempt = core.slots().attempt(key, s, null);
+            if (attempt instanceof PooledHandle) {
+                return (PooledHandle<K, V>) attempt;
+            }
+            if (attempt instanceof Attempt.NeedsCapacity) {
+                throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
+                        + core.capacity().maxObjects() + " objects the pool may hold are in use and none is idle; an"
+                        + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
+            }
+            core.slots().await(key, (Creation<K, V>) attempt, s);
+        }
+    }
+
+    CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(token, "token");
+        if (core.isClosed()) {
+            throw new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool");
+        }
+        Entry<K, V> entry = core.slots().entry(key);
+        if (entry != null) {
+            int before = entry.tryRetain();
+            if (before >= 0) {
+                if (before == 0) {
+                    core.revived(entry);
+                }
+                return CompletableFuture.completedStage(core.newHandle(entry, null));
+            }
+        }
+        CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
+        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
+        acquireWithPermit(key, callerGaveUp.token(), null).whenComplete((handle, failure) -> {
+            callerGaveUp.close();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else if (!result.complete(handle)) {
+                handle.close();
+            }
+        });
+        // completed by the caller (cancel, complete, orTimeout, completeOnTimeout): the wait ends;
+        // completed by the wait itself: the wait is over and this cancels nothing
+        result.whenComplete((handle, failure) -> callerGaveUp.cancel());
+        return result;
+    }
+
+    /** One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or null. */
+    @SuppressWarnings("unchecked")
+    CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
+        CompletionStage<Attempt> attempt = core.attacher().attachAsync(token, false, attachment -> core.slots()
+                .attempt(key, core.attacher().state(), permit));
+        return attempt.thenCompose(result -> {
+            if (result instanceof PooledHandle) {
+                return CompletableFuture.completedStage((PooledHandle<K, V>) result);
+            }
+            if (result instanceof Creation) {
+                // single flight: a failed creation fails its async waiters too; one that made
+                // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
+                CompletionStage<Throwable> created = ((Creation<K, V>) result).handle((entry, failure) -> failure);
+                return untilCancelled(created, token, key)
+                        .thenCompose(failure -> failure == null
+                                ? acquireWithPermit(key, token, permit)
+                                : CompletableFuture.failedStage(failure));
+            }
+            return core.capacity().waitInLine(key, token);
+        });
+    }
+
+    /** Fails {@code stage}'s copy with a {@link CancellationException} when {@code token} is cancelled first. */
+    private static <T> CompletionStage<T> untilCancelled(
+            CompletionStage<T> stage, CancellationToken token, Object key) {
+        if (!token.canBeCancelled()) {
+            return stage;
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Registration registration =
+                token.register(() -> result.completeExceptionally(new CancellationException("acquireAsync("
+                        + Keys.describe(key) + ") was cancelled while another thread created that key's object")));
+        stage.whenComplete((value, failure) -> {
+            registration.unregister();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(value);
+            }
+        });
+        return result;
+    }
+}

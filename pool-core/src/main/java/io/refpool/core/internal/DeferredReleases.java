@@ -1,0 +1,202 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.EvictionCause;
+import io.refpool.core.PoolError;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Deferred releases: what a close off-attachment leaves for the next attach, held in a
+ * {@link ReleaseQueue} (the list and its dirty flag), applied by attaches, and by a drainer when
+ * nobody attaches. The one owner of enqueueing, applying and drainer scheduling.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <pre>
+ *   release            applied as
+ *   Entry              a plain decrement of whatever the count is then (a key acquired again in
+ *                      between stays live); at 0, {@link Capacity#reachedZero} idles or disposes it
+ *   Eviction           a disposal, if the object is still idle from the spell that was evicted
+ *
+ *   flag       to       by
+ *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
+ *   delayed    true     any other enqueue; the JDK's delay thread hands the drain on after the delay
+ *   either     false    the drain it scheduled, first thing when it runs
+ * </pre>
+ *
+ * <p><b>No lost drain.</b> A drain clears its flag and then reads the queue's volatile size; an
+ * enqueue writes the size and then reads the flag. All four accesses are volatile, so at least one
+ * side sees the other: the enqueue schedules a new drain, or this drain sees the item. The drain
+ * takes the whole list whatever the dirty flag says, because an enqueue raises that flag with a
+ * release store that may not be visible yet; a flag left up only costs the next attach an empty swap.
+ *
+ * <p><b>No borrowed thread blocks.</b> A drain never parks on the gate: when the gate is busy it
+ * joins the line without a thread and runs when granted ({@link Attacher#runInternal}), so drainer
+ * threads shared with other pools are never held by this one. The JDK's delay thread only hands a
+ * delayed drain to the library's own drainer threads ({@link DrainerThreads}); it never runs it,
+ * nor calls the pool's executor, whose caller-runs policy would run it there. An executor that
+ * rejects or fails a drain (even with an {@code Error}) gets it back on the scheduling thread, which
+ * the drain does not block; nothing is thrown at the enqueuing caller (a handle's {@code close()}).
+ */
+final class DeferredReleases<K, V> {
+    private final PoolCore<K, V> core;
+    private final ReleaseQueue<Release> queue = new ReleaseQueue<>();
+    private final Executor executor;
+    private final long drainDelayNanos;
+    private final int drainThreshold;
+    private final AtomicBoolean delayedScheduled = new AtomicBoolean();
+    private final AtomicBoolean urgentScheduled = new AtomicBoolean();
+
+    DeferredReleases(PoolCore<K, V> core, Executor executor, long drainDelayNanos, int drainThreshold) {
+        this.core = core;
+        this.executor = executor;
+        this.drainDelayNanos = drainDelayNanos;
+        this.drainThreshold = drainThreshold;
+    }
+
+    ReleaseQueue<Release> queue() {
+        return queue;
+    }
+
+    /**
+     * Defers a release to the next attach, or to the drainer. An eviction only ever schedules the
+     * delayed drain: it is enqueued from inside Caffeine's eviction, where running a drain would
+     * apply releases inside the cache's update.
+     */
+    void enqueue(Release release) {
+        int pending = queue.enqueue(release);
+        boolean eviction = release instanceof Eviction;
+        if ((pending >= drainThreshold || core.isClosed()) && !eviction) {
+            if (!urgentScheduled.get() && urgentScheduled.compareAndSet(false, true)) {
+                submit(urgentScheduled);
+            }
+        } else if (!delayedScheduled.get() && delayedScheduled.compareAndSet(false, true)) {
+            armTimer();
+        }
+    }
+
+    private void armTimer() {
+        try {
+            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::handOffFromTimer)
+                    .execute(() -> submit(delayedScheduled));
+        } catch (Throwable timerFailed) {
+            delayedScheduled.set(false); // the next enqueue or attach takes over
+            core.report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
+        }
+    }
+
+    /** Runs on the JDK's delay thread: a hand-off that cannot block, re-armed if it fails. */
+    private void handOffFromTimer(Runnable submit) {
+        try {
+            DrainerThreads.shared().execute(submit);
+        } catch (Throwable noThread) {
+            core.report(
+                    PoolError.Kind.DRAINER_FAILED,
+                    null,
+                    "no drainer thread could take a delayed drain; retrying after the drain delay",
+                    noThread);
+            armTimer();
+        }
+    }
+
+    private void submit(AtomicBoolean scheduled) {
+        Runnable drain = () -> drain(scheduled);
+        try {
+            executor.execute(drain);
+            return;
+        } catch (RejectedExecutionException rejected) {
+            core.report(
+                    PoolError.Kind.DRAINER_REJECTED,
+                    null,
+                    "the pool's executor rejected a drain; it runs on the thread that scheduled it",
+                    rejected);
+        } catch (Throwable failed) {
+            core.report(
+                    PoolError.Kind.DRAINER_FAILED,
+                    null,
+                    "the pool's executor failed to take a drain; it runs on the thread that scheduled it",
+                    failed);
+        }
+        drain.run();
+    }
+
+    private void drain(AtomicBoolean scheduled) {
+        scheduled.set(false); // an enqueue from now on schedules again
+        if (queue.volatileSize() == 0) {
+            return;
+        }
+        try {
+            core.attacher().runInternal(this::applyAll);
+        } catch (Throwable e) {
+            core.report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
+        }
+    }
+
+    /** The idle tier evicted {@code value}: its disposal is queued. {@return whether it was pooled} */
+    boolean evicted(V value, EvictionCause cause) {
+        Entry<K, V> entry = core.slots().byIdentity(value);
+        if (entry == null) {
+            return false;
+        }
+        enqueue(new Eviction<>(entry, cause, entry.idleSpell()));
+        return true;
+    }
+
+    /** The attach-side check: one acquire load when nothing is pending. */
+    void applyIfDirty(AttachState s) {
+        ArrayList<Release> batch = queue.takeIfDirty();
+        if (batch != null) {
+            apply(batch, s);
+        }
+    }
+
+    /** Applies every pending release, whatever the flag says; the thread is attached. */
+    void applyAll(AttachState s) {
+        ArrayList<Release> batch = queue.takeAll();
+        if (batch != null) {
+            apply(batch, s);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void apply(ArrayList<Release> batch, AttachState s) {
+        PoolEvents.Drain event = new PoolEvents.Drain();
+        event.begin();
+        try {
+            core.disposals().batch(s, () -> {
+                for (Release item : batch) {
+                    try {
+                        if (item instanceof Eviction) {
+                            applyEviction((Eviction<K, V>) item, s);
+                        } else if (((Entry<K, V>) item).release() == 0) {
+                            core.capacity().reachedZero((Entry<K, V>) item, s);
+                        }
+                    } catch (Throwable e) {
+                        core.report(PoolError.Kind.DRAINER_FAILED, null, "applying a deferred release failed", e);
+                    }
+                }
+            });
+        } finally {
+            core.counters.drains.increment();
+            event.batchSize = batch.size();
+            event.commit();
+        }
+    }
+
+    /**
+     * Disposes an evicted object if it is still idle from the spell that was evicted. The spell, not
+     * the cache, decides: Caffeine calls the listener before it removes the entry, so a drain in that
+     * window still finds it cached.
+     */
+    private void applyEviction(Eviction<K, V> eviction, AttachState s) {
+        Entry<K, V> entry = eviction.entry();
+        if (entry.idleSpell() == eviction.spell() && core.disposals().claim(entry, s)) {
+            core.counters.evicted(eviction.cause());
+            core.idle().remove(entry); // a put that raced the claim must not leave a disposed object cached
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.PoolError;
+import java.util.function.Consumer;
+
+/**
+ * Disposal: the claim of an object at count 0, each thread's work list, and the disposer call.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <pre>
+ *   state of a thread      to            by
+ *   not disposing          disposing     the outermost batch: a claim, a drain, close()
+ *   disposing              (unchanged)   a nested claim: the entry joins the work list
+ *   disposing              not disposing the outermost batch, after running the work list dry
+ * </pre>
+ *
+ * <p>A claim is {@link Entry#tryDispose()}, a CAS from exactly 0, so an object revived in between
+ * is never disposed and each object is disposed once. Disposals on a thread run in one loop over its
+ * work list ({@link AttachState#disposals}): a disposer that closes handles to other objects extends
+ * the loop instead of recursing, so a chain of a million objects does not overflow the stack. The
+ * disposer runs attached and outside every lock; whatever it throws is reported and the object
+ * counts as disposed, its capacity permit given back.
+ */
+final class Disposals<K, V> {
+    private final PoolCore<K, V> core;
+    private final Consumer<? super V> disposer;
+
+    Disposals(PoolCore<K, V> core, Consumer<? super V> disposer) {
+        this.core = core;
+        this.disposer = disposer;
+    }
+
+    /**
+     * Runs {@code work} as one disposal batch: claims inside it join this thread's work list, which
+     * the outermost batch runs dry at its end.
+     */
+    void batch(AttachState s, Runnable work) {
+        if (s.disposing) {
+            work.run();
+            return;
+        }
+        s.disposing = true;
+        try {
+            work.run();
+            runWorkList(s);
+        } finally {
+            s.disposing = false;
+        }
+    }
+
+    /**
+     * Claims an object at count 0 and disposes it in this thread's loop.
+     *
+     * @return whether the claim succeeded (false if it was revived or is disposed already)
+     */
+    boolean claim(Entry<K, V> entry, AttachState s) {
+        if (!entry.tryDispose()) {
+            return false;
+        }
+        s.disposals.add(entry);
+        if (!s.disposing) { // the outermost claim runs the loop; a nested one only joins it
+            s.disposing = true;
+            try {
+                runWorkList(s);
+            } finally {
+                s.disposing = false;
+            }
+        }
+        return true;
+    }
+
+    private void runWorkList(AttachState s) {
+        Entry<?, ?> next;
+        int ran = 0;
+        while ((next = s.disposals.poll()) != null) {
+            disposeClaimed(cast(next));
+            ran++;
+        }
+        if (ran > AttachState.DISPOSALS_KEPT) {
+            s.shrinkDisposals(); // a cascade's grown work list must not outlive it on a long-lived thread
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private Entry<K, V> cast(Entry<?, ?> entry) {
+        return (Entry<K, V>) entry;
+    }
+
+    /** Runs the disposer of a claimed entry now; attached, outside every lock. */
+    void disposeClaimed(Entry<K, V> entry) {
+        core.slots().forget(entry);
+        try {
+            disposer.accept(entry.value);
+        } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
+            core.report(
+                    PoolError.Kind.DISPOSER_FAILED,
+                    entry.key,
+                    "the disposer failed for key " + Keys.describe(entry.key),
+                    e);
+        } finally {
+            if (entry.permit != null) {
+                entry.permit.close();
+            }
+            core.counters.disposals.increment();
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.refpool.core.internal;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Scheduler;
+import io.refpool.core.EvictionCause;
+import io.refpool.core.PoolError;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * The idle tier: objects at count 0 kept in a Caffeine cache, whose policy (size, weight, expiry)
+ * decides which to evict. The only class that touches Caffeine.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <pre>
+ *   transition            by                                   cache sees
+ *   count 0, idled        the releaser: new idle spell, put     put
+ *   revived (0 to 1)      the reviver, after its CAS            remove: EXPLICIT, ignored
+ *   evicted               Caffeine's policy                     listener: an Eviction is queued
+ *   claimed elsewhere     capacity reclaim, close, a drain      remove (a stale value goes)
+ * </pre>
+ *
+ * <p>The cache holds only idle objects, and never decides a disposal by itself: the listener only
+ * queues an {@link Eviction} with the spell it saw, and the attached drain disposes the object if it
+ * is still idle from that spell (a claim from exactly 0, see {@link Entry}). Caffeine calls the
+ * listener before it removes the entry, so nothing here asks the cache whether the object is still
+ * cached. The listener finds the entry by the object's identity, never through the key, whose
+ * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
+ * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
+ */
+final class IdleTier<K, V> {
+    private final PoolCore<K, V> core;
+    private final Cache<K, V> cache;
+
+    IdleTier(PoolCore<K, V> core, Consumer<? super Caffeine<Object, Object>> configurer) {
+        this.core = core;
+        Caffeine<Object, Object> builder = Caffeine.newBuilder();
+        configurer.accept(builder);
+        try {
+            builder.scheduler(Scheduler.systemScheduler());
+        } catch (IllegalStateException alreadySet) {
+            // the configurer chose its own scheduler
+        }
+        Caffeine<K, V> listening;
+        try {
+            listening = builder.<K, V>evictionListener(this::onEvicted);
+        } catch (IllegalStateException alreadySet) {
+            throw new IllegalArgumentException(
+                    "idle(...) must not set an eviction listener: the pool disposes evicted objects itself",
+                    alreadySet);
+        }
+        this.cache = listening.build(); // Caffeine's own checks of the configuration speak for themselves
+    }
+
+    /**
+     * Idles an object that reached count 0: a new spell, then the put.
+     *
+     * @return whether the cache took it; if not, the failure was reported and the caller disposes it
+     */
+    boolean put(Entry<K, V> entry) {
+        core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
+        entry.beginIdleSpell();
+        try {
+            cache.put(entry.key, entry.value);
+        } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode
+            core.report(
+                    PoolError.Kind.IDLE_CACHE_FAILED,
+                    entry.key,
+                    "the idle cache could not take the object of key " + Keys.describe(entry.key)
+                            + "; it is disposed instead",
+                    cacheFailed);
+            remove(entry);
+            return false;
+        }
+        core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
+        if (entry.count() != 0) {
+            // revived before this put landed, so its reviver found nothing to take back; removing
+            // it only while it is live keeps a put of a later release in place
+            try {
+                cache.asMap()
+                        .computeIfPresent(
+                                entry.key, (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
+            } catch (Throwable cacheFailed) {
+                reportRemoveFailed(entry, cacheFailed);
+            }
+        }
+        return true;
+    }
+
+    /** Takes {@code entry}'s object out of the cache if it is there (EXPLICIT: not disposed by it). */
+    void remove(Entry<K, V> entry) {
+        try {
+            cache.asMap().remove(entry.key, entry.value);
+        } catch (Throwable cacheFailed) { // the key's hashCode or equals: a stale value stays until evicted
+            reportRemoveFailed(entry, cacheFailed);
+        }
+    }
+
+    private void reportRemoveFailed(Entry<K, V> entry, Throwable cacheFailed) {
+        core.report(
+                PoolError.Kind.IDLE_CACHE_FAILED,
+                entry.key,
+                "the idle cache failed to let go of the object of key " + Keys.describe(entry.key),
+                cacheFailed);
+    }
+
+    /**
+     * Offers cached objects, coldest first as far as the policy tells, then any, to {@code claim}
+     * until it takes one.
+     *
+     * @return whether {@code claim} took one
+     */
+    boolean claimOne(Predicate<V> claim) {
+        Map<K, V> coldest = coldest();
+        // then anything idle: the policy's order may not have seen the latest put yet
+        return claimOneOf(coldest, claim) || (coldest != cache.asMap() && claimOneOf(cache.asMap(), claim));
+    }
+
+    private boolean claimOneOf(Map<K, V> candidates, Predicate<V> claim) {
+        for (V candidate : candidates.values()) {
+            if (claim.test(candidate)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Map<K, V> coldest() {
+        Policy<K, V> policy = cache.policy();
+        Optional<Policy.Eviction<K, V>> bySize = policy.eviction();
+        if (bySize.isPresent()) {
+            return bySize.get().coldest(4);
+        }
+        Optional<Policy.FixedExpiration<K, V>> byAccess = policy.expireAfterAccess();
+        if (byAccess.isPresent()) {
+            return byAccess.get().oldest(4);
+        }
+        return cache.asMap();
+    }
+
+    /** Runs the cache's maintenance now, so expired entries are evicted (and their evictions queued). */
+    void cleanUp() {
+        try {
+            cache.cleanUp();
+        } catch (Throwable cacheFailed) {
+            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
+        }
+    }
+
+    /** Empties the cache (EXPLICIT: the caller disposes what was idle). */
+    void clear() {
+        try {
+            cache.invalidateAll();
+        } catch (Throwable cacheFailed) { // a key's hashCode: the caller disposes them all the same
+            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache failed to empty", cacheFailed);
+        }
+    }
+
+    private void onEvicted(K key, V value, RemovalCause cause) {
+        if (value != null && core.releases().evicted(value, evictionCause(cause))) {
+            core.hook(PoolHooks.Point.EVICTION_QUEUED);
+        }
+    }
+
+    private static EvictionCause evictionCause(RemovalCause cause) {
+        switch (cause) {
+            case EXPIRED:
+                return EvictionCause.EXPIRED;
+            case COLLECTED:
+                return EvictionCause.COLLECTED;
+            default:
+                return EvictionCause.SIZE;
+        }
+    }
+}

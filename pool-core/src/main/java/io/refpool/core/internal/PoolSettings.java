@@ -1,0 +1,48 @@
+package io.refpool.core.internal;
+
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.refpool.core.AttachMode;
+import io.refpool.core.ErrorListener;
+import io.refpool.core.LeakDetection;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * What a pool is built from, as the public builder validated it; immutable.
+ *
+ * @param factory creates a key's object
+ * @param disposer disposes an object
+ * @param attachMode the gate's mode
+ * @param executor where drainers run ({@code null}: the library's drainer threads)
+ * @param drainDelayNanos how long releases may stay pending with nobody attaching
+ * @param drainThreshold how many pending releases make a drainer run at once
+ * @param errorListener where failures are reported ({@code null}: a {@code System.Logger})
+ * @param maxObjects the bound on live plus idle objects ({@code Integer.MAX_VALUE}: none)
+ * @param idle configures the idle cache, or {@code null} for none
+ * @param leakDetection the leak detection mode
+ * @param leakSampleInterval one handle in how many is tracked under {@code SAMPLED}
+ */
+public record PoolSettings<K, V>(
+        Function<? super K, ? extends V> factory,
+        Consumer<? super V> disposer,
+        AttachMode attachMode,
+        Executor executor,
+        long drainDelayNanos,
+        int drainThreshold,
+        ErrorListener errorListener,
+        int maxObjects,
+        Consumer<? super Caffeine<Object, Object>> idle,
+        LeakDetection leakDetection,
+        int leakSampleInterval) {
+
+    /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
+    Executor drainExecutor() {
+        return executor == null ? DrainerThreads.shared() : executor;
+    }
+
+    /** {@return the listener of failures: the configured one, or a {@code System.Logger}} */
+    ErrorListener errors() {
+        return errorListener == null ? PoolCore.LOGGING_LISTENER : errorListener;
+    }
+}

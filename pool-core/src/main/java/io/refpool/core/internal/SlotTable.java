@@ -1,0 +1,248 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.ObjectCreationException;
+import io.refpool.core.PoolClosedException;
+import io.refpool.core.PoolError;
+import io.refpool.sync.Guard;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The slot table: each key's one {@link Entry}, or the {@link Creation} under way, and single-flight
+ * creation.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <pre>
+ *   slot          to            by
+ *   (none)        Creation      the creator's putIfAbsent; it then runs the factory, unlocked
+ *   Creation      Entry         the creator, once the factory returned and the object is pooled
+ *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
+ *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
+ *                               that threw is dropped by the key's next acquire)
+ *   Creation      (none)        an acquire that finds it settled (its creator's removal failed)
+ * </pre>
+ *
+ * <p>The factory runs outside any lock and never inside a map {@code compute}; concurrent acquirers
+ * of the key wait for the one creation, which completes with the entry, with {@code null} when
+ * nothing was made (they try again), or with the failure they all see: unchecked exceptions and
+ * errors as thrown, a checked exception wrapped in one {@link ObjectCreationException}.
+ *
+ * <p>{@code instances} maps every pooled object by identity: one instance cannot be pooled under two
+ * keys, and eviction and capacity reclaim find an object's entry without calling the key's
+ * {@code hashCode}/{@code equals}, which may throw. Until the factory returns, a failure gives the
+ * permit back and abandons the creation; after it, the object exists and holds its permit, so a
+ * later failure (the key's {@code hashCode} while publishing) disposes the object with it.
+ */
+final class SlotTable<K, V> {
+    private final PoolCore<K, V> core;
+    private final Function<? super K, ? extends V> factory;
+    private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
+
+    SlotTable(PoolCore<K, V> core, Function<? super K, ? extends V> factory) {
+        this.core = core;
+        this.factory = factory;
+    }
+
+    /** {@return the key's entry, or {@code null} if its slot is empty or holds a creation} */
+    @SuppressWarnings("unchecked")
+    Entry<K, V> entry(K key) {
+        Slot slot = slots.get(key);
+        return slot instanceof Entry ? (Entry<K, V>) slot : null;
+    }
+
+    /** {@return the entry of a pooled object, found by identity, or {@code null}} */
+    Entry<K, V> byIdentity(V value) {
+        return instances.get(new Identity(value));
+    }
+
+    /** Runs {@code action} on every entry (weakly consistent). */
+    @SuppressWarnings("unchecked")
+    void forEachEntry(Consumer<Entry<K, V>> action) {
+        for (Slot slot : slots.values()) {
+            if (slot instanceof Entry) {
+                action.accept((Entry<K, V>) slot);
+            }
+        }
+    }
+
+    /**
+     * One attached attempt: share or revive the key's object, or create it.
+     *
+     * @param permit a capacity permit already held for a creation, or {@code null}
+     * @return a handle, {@link Attempt.NeedsCapacity}, or the {@link Creation} to wait for (possibly
+     *     this thread's own: an async continuation granted on a creating thread waits for it without
+     *     blocking; a synchronous acquire refuses to wait for itself)
+     */
+    @SuppressWarnings("unchecked")
+    Attempt attempt(K key, AttachState s, Guard permit) {
+        for (; ; ) {
+            Slot slot = slots.get(key);
+            if (slot == null) {
+                Creation<K, V> creation = new Creation<>(Thread.currentThread());
+                if (slots.putIfAbsent(key, creation) == null) {
+                    return create(key, creation, s, permit);
+                }
+            } else if (slot instanceof Entry) {
+                Entry<K, V> entry = (Entry<K, V>) slot;
+                int before = entry.tryRetain();
+                if (before >= 0) {
+                    if (before == 0) {
+                        core.revived(entry);
+                    }
+                    if (permit != null) {
+                        permit.close(); // someone else created it meanwhile
+                    }
+                    return core.newHandle(entry, s);
+                }
+                slots.remove(key, entry); // disposed and on its way out
+            } else {
+                Creation<K, V> creation = (Creation<K, V>) slot;
+                if (!creation.isDone()) {
+                    return creation;
+                }
+                slots.remove(key, creation); // abandoned by a creator whose removal of it failed
+            }
+        }
+    }
+
+    /**
+     * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
+     * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
+     * creation while holding it.
+     */
+    void await(K key, Creation<K, V> creation, AttachState s) {
+        if (creation.creator == Thread.currentThread()) {
+            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") on the thread that is creating that"
+                    + " key's object (the factory acquired its own key): it would wait for itself");
+        }
+        if (!creation.isDone()) {
+            core.attacher()
+                    .detached(s, () -> creation.handle((entry, failure) -> null).join());
+        }
+        if (creation.isCompletedExceptionally()) {
+            try {
+                creation.join();
+            } catch (CompletionException e) {
+                throw unchecked(e.getCause());
+            }
+        }
+    }
+
+    private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
+        Guard permit = heldPermit;
+        V value;
+        try {
+            if (permit == null && core.capacity().isBounded()) {
+                permit = core.capacity().take(s);
+                if (permit == null) {
+                    abandon(key, creation, null); // nothing was made; waiters try again
+                    return Attempt.NeedsCapacity.INSTANCE;
+                }
+            }
+            if (core.isClosed()) {
+                throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+            }
+            value = factory.apply(key);
+            if (value == null) {
+                throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
+            }
+        } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
+            Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
+                    ? failure
+                    : new ObjectCreationException(
+                            "the factory for key " + Keys.describe(key) + " threw "
+                                    + failure.getClass().getName(),
+                            failure);
+            Capacity.giveBack(permit);
+            abandon(key, creation, shaped);
+            if (!(failure instanceof PoolClosedException)) {
+                core.report(
+                        PoolError.Kind.FACTORY_FAILED,
+                        key,
+                        "the factory failed for key " + Keys.describe(key),
+                        failure);
+            }
+            throw unchecked(shaped);
+        }
+        Entry<K, V> entry = new Entry<>(key, value, permit);
+        if (instances.putIfAbsent(new Identity(value), entry) != null) {
+            Capacity.giveBack(permit); // the instance belongs to another key: not this creation's to dispose
+            IllegalStateException shared =
+                    new IllegalStateException("the factory returned, for key " + Keys.describe(key)
+                            + ", an instance that is already pooled under another key: each key needs its own object");
+            abandon(key, creation, shared);
+            core.report(PoolError.Kind.FACTORY_FAILED, key, shared.getMessage(), shared);
+            throw shared;
+        }
+        core.counters.creations.increment(); // from here on the object is the pool's to dispose
+        try {
+            slots.replace(key, creation, entry);
+        } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
+            abandon(key, creation, keyFailed);
+            entry.release();
+            core.disposals().claim(entry, s);
+            throw unchecked(keyFailed);
+        }
+        creation.complete(entry);
+        return core.newHandle(entry, s);
+    }
+
+    /** Takes a creation out of its slot and settles it; a slot the key's hashCode keeps is healed later. */
+    private void abandon(K key, Creation<K, V> creation, Throwable failure) {
+        try {
+            slots.remove(key, creation);
+        } catch (Throwable keyFailed) {
+            // the settled creation stays until the key's next acquire drops it
+        }
+        if (failure == null) {
+            creation.complete(null);
+        } else {
+            creation.completeExceptionally(failure);
+        }
+    }
+
+    /** Takes a claimed entry out of the table, ahead of its disposer. */
+    void forget(Entry<K, V> entry) {
+        try {
+            slots.remove(entry.key, entry);
+        } catch (Throwable keyFailed) {
+            // the disposed entry stays in its slot until the key's next acquire drops it
+        }
+        instances.remove(new Identity(entry.value));
+    }
+
+    /** {@return {@code failure} to throw: unchecked as it is, checked wrapped}; an error is thrown here */
+    static RuntimeException unchecked(Throwable failure) {
+        if (failure instanceof RuntimeException) {
+            return (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        return new ObjectCreationException(
+                "creating an object failed with " + failure.getClass().getName(), failure);
+    }
+
+    /** Identity of a pooled instance: never calls the object's own {@code equals}/{@code hashCode}. */
+    private static final class Identity {
+        private final Object value;
+
+        Identity(Object value) {
+            this.value = value;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Identity && ((Identity) other).value == value;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(value);
+        }
+    }
+}
