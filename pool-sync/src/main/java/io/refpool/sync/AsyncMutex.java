@@ -41,6 +41,15 @@ import java.util.concurrent.CompletionStage;
  * guard. Futures are completed outside internal locks, and synchronous continuations that release
  * and re-acquire run in a loop rather than growing the stack.
  *
+ * <p><b>Releasing.</b> A guard's {@link Guard#close()} releases exactly once; a second close is a
+ * no-op. {@link #unlock()} releases only a lock taken with {@link #tryLock()}: it refuses a lock
+ * held through a guard, and every waiter is granted one, so a second {@code unlock()} after the first
+ * handed the lock to a waiter is refused and changes nothing. What the mutex cannot check is who
+ * calls {@code unlock()}: it has no owner token, so while a {@code tryLock()} holder holds, an
+ * {@code unlock()} from anyone is taken as that holder's and, with waiters queued, hands the lock
+ * to the next one. Pairing each {@code tryLock()} with exactly one {@code unlock()} is the caller's
+ * responsibility.
+ *
  * <p>Not reentrant: a thread holding the lock that acquires it again waits for itself. Parking uses
  * {@link java.util.concurrent.locks.LockSupport}, so virtual threads unmount while they wait.
  */
@@ -56,7 +65,7 @@ public final class AsyncMutex {
      * @return a stage completed with the guard once the lock is granted, in call order
      */
     public CompletionStage<Guard> acquire() {
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return sync.readyStage(MutexSync.ONE);
         }
         return sync.acquireAsync(MutexSync.ONE, CancellationToken.none());
@@ -75,7 +84,7 @@ public final class AsyncMutex {
         if (token.isCancellationRequested()) {
             return sync.cancelledStage();
         }
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return sync.readyStage(MutexSync.ONE);
         }
         return sync.acquireAsync(MutexSync.ONE, token);
@@ -92,7 +101,7 @@ public final class AsyncMutex {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring AsyncMutex");
         }
-        if (!sync.tryLock()) {
+        if (!sync.tryLockForGuard()) {
             sync.awaitGrant(MutexSync.ONE, CancellationToken.none()); // parks until granted
         }
         return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
@@ -113,7 +122,7 @@ public final class AsyncMutex {
             throw new InterruptedException("interrupted before acquiring AsyncMutex");
         }
         sync.throwIfCancelled(token);
-        if (!sync.tryLock()) {
+        if (!sync.tryLockForGuard()) {
             sync.awaitGrant(MutexSync.ONE, token); // parks until granted
         }
         return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
@@ -125,7 +134,7 @@ public final class AsyncMutex {
      * @return the guard, or empty
      */
     public Optional<Guard> tryAcquire() {
-        return sync.tryLock() ? Optional.of(sync.readyGuard(MutexSync.ONE)) : Optional.empty();
+        return sync.tryLockForGuard() ? Optional.of(sync.readyGuard(MutexSync.ONE)) : Optional.empty();
     }
 
     /**
@@ -142,7 +151,7 @@ public final class AsyncMutex {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring AsyncMutex");
         }
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return Optional.of(sync.readyGuard(MutexSync.ONE));
         }
         if (nanos == 0L) {
@@ -164,7 +173,13 @@ public final class AsyncMutex {
     /**
      * Releases a lock taken with {@link #tryLock()}, handing it to the head waiter if any.
      *
-     * @throws IllegalStateException if the mutex is not locked; nothing changes
+     * <p>Call it exactly once per successful {@code tryLock()}: the mutex cannot tell which caller
+     * holds a lock taken that way, so an extra {@code unlock()} while it is so held releases it from
+     * under its holder. A lock held through a {@link Guard} (which is what every waiter is granted) is
+     * released only by that guard's {@code close()}.
+     *
+     * @throws IllegalStateException if the mutex is not locked, or is held through a guard (for
+     *     example because an earlier {@code unlock()} already handed it to a waiter); nothing changes
      */
     public void unlock() {
         sync.unlock();

@@ -28,8 +28,17 @@ import java.util.concurrent.CompletionStage;
  * A release with waiters queued assigns the permits directly to the head requests that fit.
  *
  * <p><b>Capacity.</b> A semaphore holds at most {@link #maxPermits()} permits. A request for more
- * than that could never be served and is refused at the call; a release that would raise the
- * available permits above it (a double release) is refused too.
+ * than that could never be served and is refused at the call.
+ *
+ * <p><b>Releasing.</b> A guard returns its permits when it is closed, exactly once; a second close is
+ * a no-op. {@link #release(int)} returns permits taken with {@link #tryAcquirePermits(int)}, or
+ * permits the semaphore was created without: it is refused, changing nothing, if the available
+ * permits, the permits held through guards and the released ones would together exceed the maximum.
+ * Every waiter is granted a guard, so a second {@code release(n)} after the first handed its permits
+ * to waiters is refused. What the semaphore cannot check is which caller of
+ * {@code tryAcquirePermits} a release belongs to: a release of permits another such caller still
+ * holds is accepted. Pairing each successful {@code tryAcquirePermits(n)} with exactly one
+ * {@code release(n)} is the caller's responsibility.
  *
  * <p><b>Cancellation</b> works as for {@link AsyncMutex}: a wait is either granted, and the guard
  * owns the permits, or cancelled, and owns nothing; if a cancel wins after a release picked the
@@ -92,7 +101,7 @@ public final class AsyncSemaphore {
      */
     public CompletionStage<Guard> acquire(int permits) {
         checkPermits(permits);
-        if (sync.tryTake(permits)) {
+        if (sync.tryTakeForGuard(permits)) {
             return sync.readyStage(permits);
         }
         return sync.acquireAsync(permits, CancellationToken.none());
@@ -114,7 +123,7 @@ public final class AsyncSemaphore {
         if (token.isCancellationRequested()) {
             return sync.cancelledStage();
         }
-        if (sync.tryTake(permits)) {
+        if (sync.tryTakeForGuard(permits)) {
             return sync.readyStage(permits);
         }
         return sync.acquireAsync(permits, token);
@@ -150,7 +159,7 @@ public final class AsyncSemaphore {
             throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
         }
         sync.throwIfCancelled(token);
-        if (!sync.tryTake(permits)) {
+        if (!sync.tryTakeForGuard(permits)) {
             sync.awaitGrant(permits, token); // parks until granted
         }
         return sync.readyGuard(permits); // one allocation site: the JIT can remove an uncontended guard
@@ -165,7 +174,7 @@ public final class AsyncSemaphore {
      */
     public Optional<Guard> tryAcquire(int permits) {
         checkPermits(permits);
-        return sync.tryTake(permits) ? Optional.of(sync.readyGuard(permits)) : Optional.empty();
+        return sync.tryTakeForGuard(permits) ? Optional.of(sync.readyGuard(permits)) : Optional.empty();
     }
 
     /**
@@ -184,7 +193,7 @@ public final class AsyncSemaphore {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
         }
-        if (sync.tryTake(permits)) {
+        if (sync.tryTakeForGuard(permits)) {
             return Optional.of(sync.readyGuard(permits));
         }
         if (nanos == 0L) {
@@ -206,16 +215,18 @@ public final class AsyncSemaphore {
     }
 
     /**
-     * Returns {@code permits} taken with {@link #tryAcquirePermits(int)}, serving queued requests
-     * in order.
+     * Returns {@code permits} taken with {@link #tryAcquirePermits(int)}, or adds permits the
+     * semaphore was created without, serving queued requests in order. Permits held through a
+     * {@link Guard}, which is what every waiter is granted, come back only by closing it.
      *
      * @param permits how many, at least 1
      * @throws IllegalArgumentException if {@code permits} is less than 1 or above the maximum
-     * @throws IllegalStateException if the release would raise the available permits above
-     *     {@link #maxPermits()}; nothing changes
+     * @throws IllegalStateException if the available permits, those held through guards and
+     *     {@code permits} would together exceed {@link #maxPermits()}, as after a second release of
+     *     permits a first one already handed to a waiter; nothing changes
      */
     public void release(int permits) {
-        sync.release(checkPermits(permits));
+        sync.releaseRaw(checkPermits(permits));
     }
 
     /** {@return the permits available now (diagnostics: may be stale at once)} */

@@ -50,6 +50,15 @@ import java.util.concurrent.CompletionStage;
  *
  * <p><b>Cancellation</b> works as for {@link AsyncMutex}; a reader or writer whose cancel wins after
  * a release picked it passes its grant on.
+ *
+ * <p><b>Releasing.</b> A guard's {@link Guard#close()} releases exactly once. {@link #unlock()}
+ * releases only a writer that took the lock with {@link #tryLock()}, as {@link AsyncMutex#unlock()}
+ * does: a writer granted from the queue holds through its guard, so a second {@code unlock()} after
+ * the first handed the lock on is refused. Readers are one count, however they entered:
+ * {@link #unlockShared()} is refused when no reader holds, but while other readers hold, an extra
+ * {@code unlockShared()} is taken as one of theirs, and can let a queued writer in while they still
+ * read. Pairing each {@code tryLockShared()} with exactly one {@code unlockShared()}, and each
+ * {@code tryLock()} with one {@code unlock()}, is the caller's responsibility.
  */
 public final class AsyncSharedMutex {
     /** The most readers that can hold the lock at once ({@value}). */
@@ -186,6 +195,10 @@ public final class AsyncSharedMutex {
     /**
      * Releases a shared hold taken with {@link #tryLockShared()}.
      *
+     * <p>Call it exactly once per successful {@code tryLockShared()}. Readers are one count, so the
+     * lock cannot tell whose hold this is: while other readers hold, an extra call releases one of
+     * their places, and the last of them may then let a waiting writer in early.
+     *
      * @throws IllegalStateException if no reader holds the lock; nothing changes
      */
     public void unlockShared() {
@@ -200,7 +213,7 @@ public final class AsyncSharedMutex {
      * @return a stage completed with the guard once granted
      */
     public CompletionStage<Guard> acquire() {
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return sync.readyStage(SharedSync.WRITE);
         }
         return sync.acquireAsync(SharedSync.WRITE, CancellationToken.none());
@@ -219,7 +232,7 @@ public final class AsyncSharedMutex {
         if (token.isCancellationRequested()) {
             return sync.cancelledStage();
         }
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return sync.readyStage(SharedSync.WRITE);
         }
         return sync.acquireAsync(SharedSync.WRITE, token);
@@ -251,7 +264,7 @@ public final class AsyncSharedMutex {
             throw new InterruptedException("interrupted before acquiring AsyncSharedMutex");
         }
         sync.throwIfCancelled(token);
-        if (!sync.tryLock()) {
+        if (!sync.tryLockForGuard()) {
             sync.awaitGrant(SharedSync.WRITE, token); // parks until granted
         }
         return sync.readyGuard(SharedSync.WRITE); // one allocation site: the JIT can remove an uncontended guard
@@ -263,7 +276,7 @@ public final class AsyncSharedMutex {
      * @return the guard, or empty
      */
     public Optional<Guard> tryAcquire() {
-        return sync.tryLock() ? Optional.of(sync.readyGuard(SharedSync.WRITE)) : Optional.empty();
+        return sync.tryLockForGuard() ? Optional.of(sync.readyGuard(SharedSync.WRITE)) : Optional.empty();
     }
 
     /**
@@ -280,7 +293,7 @@ public final class AsyncSharedMutex {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring AsyncSharedMutex");
         }
-        if (sync.tryLock()) {
+        if (sync.tryLockForGuard()) {
             return Optional.of(sync.readyGuard(SharedSync.WRITE));
         }
         if (nanos == 0L) {
@@ -300,9 +313,14 @@ public final class AsyncSharedMutex {
     }
 
     /**
-     * Releases an exclusive hold taken with {@link #tryLock()}.
+     * Releases an exclusive hold taken with {@link #tryLock()}, serving the head of the queue.
      *
-     * @throws IllegalStateException if no writer holds the lock; nothing changes
+     * <p>A writer holding through a {@link Guard}, as every writer granted from the queue does, is
+     * released only by that guard's {@code close()}.
+     *
+     * @throws IllegalStateException if no writer holds the lock, or the writer holds it through a
+     *     guard (for example because an earlier {@code unlock()} already handed it on); nothing
+     *     changes
      */
     public void unlock() {
         sync.unlock();

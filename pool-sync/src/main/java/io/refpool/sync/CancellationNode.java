@@ -156,15 +156,22 @@ final class CancellationNode implements Registration {
      * Runs the callbacks of a list taken from a cancelled source, newest first, each at most once.
      * The caller has entered the dispatch (see {@link #enterDispatch()}).
      *
+     * <p>The first failure decides what is thrown: itself if unchecked, else a wrapper made at once,
+     * so that every later failure is suppressed on the object the caller catches, not on a cause
+     * inside it.
+     *
      * @param top the newest node of the list, or null
      * @throws RuntimeException the first exception a callback threw, the others suppressed
      * @throws Error the first error a callback threw, the others suppressed
+     * @throws UndeclaredThrowableException wrapping the first checked exception a callback threw,
+     *     the others suppressed on the wrapper
      */
     static void dispatch(CancellationNode top) {
         for (CancellationNode node = top; node != null; node = node.next()) {
             PHASE.compareAndSet(node, REGISTERED, CLAIMED);
         }
         Throwable first = null;
+        Throwable thrown = null;
         for (CancellationNode node = top; node != null; node = node.next()) {
             Throwable failure = node.invokeIfClaimed();
             if (failure == null) {
@@ -172,12 +179,16 @@ final class CancellationNode implements Registration {
             }
             if (first == null) {
                 first = failure;
+                thrown = unchecked(failure);
             } else if (failure != first) {
-                first.addSuppressed(failure);
+                thrown.addSuppressed(failure);
             }
         }
-        if (first != null) {
-            rethrow(first);
+        if (thrown instanceof RuntimeException) {
+            throw (RuntimeException) thrown;
+        }
+        if (thrown != null) {
+            throw (Error) thrown;
         }
     }
 
@@ -255,14 +266,12 @@ final class CancellationNode implements Registration {
         return DISPATCH_DEPTH.get()[0] > 0;
     }
 
-    private static void rethrow(Throwable failure) {
-        if (failure instanceof RuntimeException) {
-            throw (RuntimeException) failure;
+    /** {@return {@code failure} itself if unchecked, else an {@link UndeclaredThrowableException} of it} */
+    private static Throwable unchecked(Throwable failure) {
+        if (failure instanceof RuntimeException || failure instanceof Error) {
+            return failure;
         }
-        if (failure instanceof Error) {
-            throw (Error) failure;
-        }
-        throw new UndeclaredThrowableException(failure, "a cancellation callback threw a checked exception");
+        return new UndeclaredThrowableException(failure, "a cancellation callback threw a checked exception");
     }
 
     @Override

@@ -212,7 +212,8 @@ public final class CancellationSource implements AutoCloseable {
      * @throws RuntimeException the first exception a callback threw
      * @throws Error the first error a callback threw
      * @throws java.lang.reflect.UndeclaredThrowableException wrapping the first checked exception a
-     *     callback threw, if that came first
+     *     callback threw, if that came first; the later failures are suppressed on the wrapper, not on
+     *     the exception it wraps
      */
     public boolean cancel() {
         CancellationNode top = (CancellationNode) HEAD.getAndSet(this, CANCELLED);
@@ -241,7 +242,8 @@ public final class CancellationSource implements AutoCloseable {
      * }</pre>
      *
      * <p>A callback that throws while the timer cancels is reported to the timer thread's
-     * {@linkplain Thread#getUncaughtExceptionHandler() uncaught exception handler}.
+     * {@linkplain Thread#getUncaughtExceptionHandler() uncaught exception handler}: it receives what
+     * {@link #cancel()} would have thrown, the other failures suppressed on it.
      *
      * @param delay how long to wait before cancelling
      * @throws NullPointerException if {@code delay} is null

@@ -103,4 +103,42 @@ class AsyncMutexBadInputTest {
         mutex.unlock();
         assertFreeAndUsable(mutex);
     }
+
+    @Test
+    void secondUnlockAfterAHandoffIsRefusedAndTheNewOwnerKeepsTheLock() {
+        AsyncMutex mutex = new AsyncMutex();
+        assertTrue(mutex.tryLock());
+        CompletableFuture<Guard> next = waiting(mutex.acquire());
+        CompletableFuture<Guard> last = waiting(mutex.acquire());
+        mutex.unlock();
+        Guard nextOwner = granted(next);
+        long handedOver = mutex.queue().state();
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, mutex::unlock);
+
+        assertTrue(e.getMessage().contains("AsyncMutex") && e.getMessage().contains("Guard"), e.getMessage());
+        assertEquals(handedOver, mutex.queue().state());
+        assertTrue(mutex.isLocked());
+        assertEquals(1, mutex.queueLength());
+        waiting(last);
+        nextOwner.close();
+        granted(last).close();
+        assertFreeAndUsable(mutex);
+    }
+
+    @Test
+    void unlockOfALockHeldThroughAGuardIsRefusedAndTheGuardStillReleasesIt() throws Exception {
+        AsyncMutex mutex = new AsyncMutex();
+        Guard guard = mutex.acquireBlocking();
+        CompletableFuture<Guard> queued = waiting(mutex.acquire());
+
+        assertThrows(IllegalStateException.class, mutex::unlock);
+
+        assertTrue(mutex.isLocked());
+        assertEquals(1, mutex.queueLength());
+        waiting(queued);
+        guard.close();
+        granted(queued).close();
+        assertFreeAndUsable(mutex);
+    }
 }

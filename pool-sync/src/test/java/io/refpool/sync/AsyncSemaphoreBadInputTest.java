@@ -118,4 +118,42 @@ class AsyncSemaphoreBadInputTest {
 
         assertPermits(semaphore, 2);
     }
+
+    @Test
+    void secondReleaseAfterAHandoffIsRefusedAndTheNextWaiterKeepsWaiting() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(1);
+        assertTrue(semaphore.tryAcquirePermits(1));
+        CompletableFuture<Guard> next = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> last = waiting(semaphore.acquire(1));
+        semaphore.release(1);
+        Guard nextHolder = granted(next);
+
+        assertRejected(IllegalStateException.class, "held by guards", () -> semaphore.release(1));
+
+        assertEquals(0, semaphore.availablePermits());
+        assertEquals(1, semaphore.queueLength());
+        waiting(last);
+        nextHolder.close();
+        granted(last).close();
+        assertPermits(semaphore, 1);
+    }
+
+    @Test
+    void rawReleaseCannotReturnPermitsHeldByAGuard() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(3);
+        Guard guard = semaphore.acquireBlocking(2);
+        assertTrue(semaphore.tryAcquirePermits(1));
+        CompletableFuture<Guard> queued = waiting(semaphore.acquire(2));
+
+        assertRejected(IllegalStateException.class, "2 held by guards", () -> semaphore.release(2));
+
+        assertEquals(0, semaphore.availablePermits());
+        assertEquals(1, semaphore.queueLength());
+        waiting(queued);
+        semaphore.release(1);
+        waiting(queued);
+        guard.close();
+        granted(queued).close();
+        assertPermits(semaphore, 3);
+    }
 }

@@ -5,6 +5,7 @@ import static io.refpool.sync.SharedMutexTesting.granted;
 import static io.refpool.sync.SharedMutexTesting.guardOf;
 import static io.refpool.sync.SharedMutexTesting.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -212,6 +213,65 @@ class AsyncSharedMutexFailureAtomicityTest {
         assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(Duration.ofNanos(-1)));
         assertEquals(before, state(lock), "a free lock is not taken on the way to refusing bad input");
         lock.unlockShared();
+        assertFree(lock);
+    }
+
+    @Test
+    void secondUnlockAfterAHandoffToAWriterIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLock());
+        CompletionStage<Guard> nextWriter = lock.acquire();
+        CompletionStage<Guard> reader = lock.acquireShared();
+        lock.unlock();
+        assertTrue(granted(nextWriter));
+        long handedOver = state(lock);
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, lock::unlock);
+
+        assertTrue(e.getMessage().contains("AsyncSharedMutex") && e.getMessage().contains("Guard"), e.getMessage());
+        assertEquals(handedOver, state(lock));
+        assertTrue(lock.isWriteLocked());
+        assertEquals(1, lock.queueLength());
+        assertFalse(granted(reader));
+        guardOf(nextWriter).close();
+        assertTrue(granted(reader));
+        guardOf(reader).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void secondUnlockSharedAfterTheLastReaderHandedOffIsRefusedAndChangesNothing() {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        assertTrue(lock.tryLockShared());
+        CompletionStage<Guard> writer = lock.acquire();
+        CompletionStage<Guard> laterReader = lock.acquireShared();
+        lock.unlockShared();
+        assertTrue(granted(writer));
+        long handedOver = state(lock);
+
+        assertThrows(IllegalStateException.class, lock::unlockShared);
+
+        assertEquals(handedOver, state(lock));
+        assertEquals(0, lock.readers());
+        assertEquals(1, lock.queueLength());
+        assertFalse(granted(laterReader));
+        guardOf(writer).close();
+        assertTrue(granted(laterReader));
+        guardOf(laterReader).close();
+        assertFree(lock);
+    }
+
+    @Test
+    void unlockOfAWriterHeldThroughAGuardIsRefusedAndChangesNothing() throws Exception {
+        AsyncSharedMutex lock = new AsyncSharedMutex();
+        Guard writer = lock.acquireBlocking();
+        long held = state(lock);
+
+        assertThrows(IllegalStateException.class, lock::unlock);
+
+        assertEquals(held, state(lock));
+        assertTrue(lock.isWriteLocked());
+        writer.close();
         assertFree(lock);
     }
 }

@@ -204,6 +204,48 @@ class CancellationDispatchTest {
     }
 
     @Test
+    void laterFailuresAreSuppressedOnTheWrapperOfAFirstCheckedException() {
+        CancellationSource source = new CancellationSource();
+        List<String> ran = new ArrayList<>();
+        IllegalStateException oldest = new IllegalStateException("oldest");
+        OutOfMemoryError middle = new OutOfMemoryError("middle");
+        IOException newest = new IOException("newest, checked");
+        source.token().register(() -> {
+            ran.add("oldest");
+            throw oldest;
+        });
+        source.token().register(() -> {
+            ran.add("middle");
+            throw middle;
+        });
+        source.token().register(() -> {
+            ran.add("newest");
+            sneakyThrow(newest);
+        });
+
+        UndeclaredThrowableException caught = assertThrows(UndeclaredThrowableException.class, source::cancel);
+
+        assertSame(newest, caught.getCause());
+        assertArrayEquals(new Throwable[] {middle, oldest}, caught.getSuppressed());
+        assertEquals(0, newest.getSuppressed().length, "the others belong on what is thrown, not on its cause");
+        assertEquals(List.of("newest", "middle", "oldest"), ran);
+    }
+
+    @Test
+    void oneCheckedExceptionThrownByTwoCallbacksIsNotSuppressedIntoItsWrapper() {
+        CancellationSource source = new CancellationSource();
+        IOException shared = new IOException("shared");
+        source.token().register(() -> sneakyThrow(shared));
+        source.token().register(() -> sneakyThrow(shared));
+
+        UndeclaredThrowableException caught = assertThrows(UndeclaredThrowableException.class, source::cancel);
+
+        assertSame(shared, caught.getCause());
+        assertEquals(0, caught.getSuppressed().length);
+        assertEquals(0, shared.getSuppressed().length);
+    }
+
+    @Test
     void oneExceptionThrownByTwoCallbacksIsNotSuppressedIntoItself() {
         CancellationSource source = new CancellationSource();
         IllegalStateException shared = new IllegalStateException("shared");

@@ -1,11 +1,14 @@
 package io.refpool.sync;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -121,6 +124,28 @@ class CancellationLinkedSourceTest {
     }
 
     @Test
+    void checkedFailureOfAChildReachesTheParentsCancelWithEveryOtherFailureSuppressed() {
+        CancellationSource parent = new CancellationSource();
+        IllegalArgumentException parentFailure = new IllegalArgumentException("parent callback, runs after the link");
+        parent.token().register(() -> {
+            throw parentFailure;
+        });
+        CancellationSource child = CancellationSource.linkedTo(parent.token());
+        OutOfMemoryError childError = new OutOfMemoryError("child callback, runs second");
+        IOException childChecked = new IOException("child callback, runs first");
+        child.token().register(() -> {
+            throw childError;
+        });
+        child.token().register(() -> sneakyThrow(childChecked));
+
+        UndeclaredThrowableException caught = assertThrows(UndeclaredThrowableException.class, parent::cancel);
+
+        assertSame(childChecked, caught.getCause());
+        assertArrayEquals(new Throwable[] {childError, parentFailure}, caught.getSuppressed());
+        assertTrue(child.isCancellationRequested());
+    }
+
+    @Test
     void noneParentsAreNotLinkedAndNoParentsMeansAPlainSource() {
         CancellationSource child = CancellationSource.linkedTo(CancellationToken.none());
         CancellationSource orphan = CancellationSource.linkedTo();
@@ -139,5 +164,10 @@ class CancellationLinkedSourceTest {
         root.cancel();
 
         assertTrue(grandchild.isCancellationRequested());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> void sneakyThrow(Throwable failure) throws T {
+        throw (T) failure;
     }
 }

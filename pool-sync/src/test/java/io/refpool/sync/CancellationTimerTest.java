@@ -2,7 +2,9 @@ package io.refpool.sync;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -150,5 +154,52 @@ class CancellationTimerTest {
         } finally {
             Thread.setDefaultUncaughtExceptionHandler(previous);
         }
+    }
+
+    @Test
+    void checkedFailureOfATimedCancelReachesTheHandlerWithTheOthersSuppressed() {
+        CancellationSource source = new CancellationSource();
+        OutOfMemoryError later = new OutOfMemoryError("runs second");
+        IOException first = new IOException("runs first");
+        source.token().register(() -> {
+            throw later;
+        });
+        source.token().register(() -> sneakyThrow(first));
+        AtomicReference<Throwable> reported = new AtomicReference<>();
+        Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((thread, failure) -> reported.set(failure));
+        try {
+            source.cancelAfter(Duration.ofMillis(1));
+
+            await().dontCatchUncaughtExceptions().atMost(10, SECONDS).until(() -> reported.get() != null);
+            UndeclaredThrowableException wrapper = assertInstanceOf(UndeclaredThrowableException.class, reported.get());
+            assertSame(first, wrapper.getCause());
+            assertArrayEquals(new Throwable[] {later}, wrapper.getSuppressed());
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(previous);
+        }
+    }
+
+    @Test
+    void checkedFailureOfCancelAfterZeroIsThrownWithTheOthersSuppressed() {
+        CancellationSource source = new CancellationSource();
+        IllegalStateException later = new IllegalStateException("runs second");
+        IOException first = new IOException("runs first");
+        source.token().register(() -> {
+            throw later;
+        });
+        source.token().register(() -> sneakyThrow(first));
+
+        UndeclaredThrowableException caught =
+                assertThrows(UndeclaredThrowableException.class, () -> source.cancelAfter(Duration.ZERO));
+
+        assertSame(first, caught.getCause());
+        assertArrayEquals(new Throwable[] {later}, caught.getSuppressed());
+        assertTrue(source.isCancellationRequested());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> void sneakyThrow(Throwable failure) throws T {
+        throw (T) failure;
     }
 }

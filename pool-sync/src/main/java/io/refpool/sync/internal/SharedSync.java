@@ -2,7 +2,8 @@ package io.refpool.sync.internal;
 
 /**
  * The state of {@code AsyncSharedMutex}: the reader count in the low 31 bits, {@link #WRITER} while
- * a writer holds the lock, and the queue's {@link #QUEUED}.
+ * a writer holds the lock, {@link #GUARD_WRITER} with it while that writer holds through a guard,
+ * and the queue's {@link #QUEUED}.
  *
  * <pre>
  *   transition                     by
@@ -11,10 +12,18 @@ package io.refpool.sync.internal;
  *   readers - 1                    a reader leaving (one CAS, no lock) unless it is the last one,
  *                                  or leaves the ceiling, while waiters are queued: then under the
  *                                  queue lock, serving the head in the same CAS
- *   0 -> WRITER                    a writer while the lock is free and nobody is queued
- *   WRITER -> 0 / next holders     the writer leaving; if queued, the head is served in the same CAS
+ *   0 -> WRITER                    tryLock() while the lock is free and nobody is queued
+ *   0 -> WRITER | GUARD_WRITER     an exclusive acquire that returns a guard, likewise
+ *   WRITER -> 0 / next holders     unlock(); if queued, the head is served in the same CAS
+ *   WRITER | GUARD_WRITER -> ...   the guard's close(), likewise
  *   + QUEUED / - QUEUED            under the queue lock only, as the queue becomes non-empty / empty
  * </pre>
+ *
+ * <p>A writer granted from the queue always holds through its guard, so {@code unlock()} after the
+ * writer it was meant for already handed the lock on is refused. Readers are one count, whether
+ * they hold through a guard or through {@code tryLockShared()}: a second reader count would not fit
+ * beside the 31-bit ceiling in one word. So {@code unlockShared()} is refused only when no reader
+ * holds at all; while others hold, an extra {@code unlockShared()} takes one of their places.
  *
  * <p>{@code QUEUED} doubles as the writer-waiting bit: a reader only ever queues behind a writer
  * (holding, or queued ahead of it), so while {@code QUEUED} is set a writer holds or waits and new
@@ -33,6 +42,9 @@ public final class SharedSync extends WaiterQueue {
 
     static final long READERS = 0x7FFF_FFFFL;
     static final long WRITER = 1L << 32;
+    static final long GUARD_WRITER = 1L << 33;
+
+    private static final long WRITER_BY_GUARD = WRITER | GUARD_WRITER;
 
     private final int maxReaders;
 
@@ -66,10 +78,17 @@ public final class SharedSync extends WaiterQueue {
         }
     }
 
+    /** {@return whether the uncontended CAS from free to a writer of the raw pair succeeded} */
     public boolean tryLock() {
         return casState(0L, WRITER);
     }
 
+    /** {@return whether the uncontended CAS from free to a writer holding through a guard succeeded} */
+    public boolean tryLockForGuard() {
+        return casState(0L, WRITER_BY_GUARD);
+    }
+
+    /** Releases a reader, raw or through its guard: readers are one count. */
     public void unlockShared() {
         for (; ; ) {
             long s = state();
@@ -87,17 +106,16 @@ public final class SharedSync extends WaiterQueue {
         }
     }
 
+    /** Releases a writer that took the lock with {@link #tryLock()}. */
     public void unlock() {
         for (; ; ) {
             long s = state();
-            if ((s & WRITER) == 0) {
-                throw new IllegalStateException("unlock() on " + describe() + " that no writer holds");
-            }
+            long next = releasedRaw(s, WRITE);
             if ((s & QUEUED) != 0) {
-                releaseSlow(WRITE);
+                releaseRawSlow(WRITE);
                 return;
             }
-            if (casState(s, s & ~WRITER)) {
+            if (casState(s, next)) {
                 return;
             }
         }
@@ -107,8 +125,18 @@ public final class SharedSync extends WaiterQueue {
     public void release(int arg) {
         if (arg == READ) {
             unlockShared();
-        } else {
-            unlock();
+            return;
+        }
+        for (; ; ) {
+            long s = state();
+            long next = released(s, WRITE);
+            if ((s & QUEUED) != 0) {
+                releaseSlow(WRITE);
+                return;
+            }
+            if (casState(s, next)) {
+                return;
+            }
         }
     }
 
@@ -122,21 +150,41 @@ public final class SharedSync extends WaiterQueue {
 
     @Override
     protected long assigned(long s, int arg) {
-        return arg == READ ? s + 1 : s | WRITER;
+        return arg == READ ? s + 1 : s | WRITER_BY_GUARD;
     }
 
     @Override
     protected long released(long s, int arg) {
         if (arg == READ) {
-            if ((s & READERS) == 0) {
-                throw new IllegalStateException("unlockShared() on " + describe() + " with no reader holding it");
-            }
-            return s - 1;
+            return readerReleased(s);
+        }
+        if ((s & WRITER_BY_GUARD) != WRITER_BY_GUARD) {
+            throw new IllegalStateException(
+                    "a guard of " + describe() + " released a writer, but no writer holds it through a guard");
+        }
+        return s & ~WRITER_BY_GUARD;
+    }
+
+    @Override
+    protected long releasedRaw(long s, int arg) {
+        if (arg == READ) {
+            return readerReleased(s);
         }
         if ((s & WRITER) == 0) {
             throw new IllegalStateException("unlock() on " + describe() + " that no writer holds");
         }
+        if ((s & GUARD_WRITER) != 0) {
+            throw new IllegalStateException("unlock() on " + describe() + " whose writer holds it through a Guard:"
+                    + " unlock() releases only a writer that took it with tryLock(), and the guard's close() its own");
+        }
         return s & ~WRITER;
+    }
+
+    private long readerReleased(long s) {
+        if ((s & READERS) == 0) {
+            throw new IllegalStateException("unlockShared() on " + describe() + " with no reader holding it");
+        }
+        return s - 1;
     }
 
     @Override

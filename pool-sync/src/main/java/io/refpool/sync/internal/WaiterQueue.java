@@ -41,6 +41,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * skipping a head that does not fit), clearing {@code QUEUED} if they were the last. The popped
  * waiters are granted after the queue lock is released.
  *
+ * <p><b>Two kinds of holder.</b> A share is held either through a {@link Guard} (every waiter is
+ * granted one, and so is every acquire that returns one) or through the lock's raw low-level pair
+ * ({@code tryLock}/{@code unlock}, {@code tryAcquirePermits}/{@code release}), and the state word
+ * tells the two apart where it has the bits to: {@link #assigned} always counts a guard's share.
+ * A guard gives its share back exactly once, through {@link #release} and {@link #released}; a raw
+ * call goes through {@link #releasedRaw}, which refuses a share only guards hold. A raw caller
+ * cannot be told from another raw caller, but it can be told from a guard, and after a handoff the
+ * new holder is always a guard, so a second raw release after it is refused instead of handing the
+ * lock on again.
+ *
  * <p><b>Grant versus cancel.</b> A waiter's phase moves {@code WAITING → GRANTED} or
  * {@code WAITING → CANCELLED}, and one CAS decides (see {@link Waiter}). A cancel that wins while
  * the waiter is still linked unlinks it in O(1) and reassigns whatever its departure makes
@@ -99,11 +109,20 @@ public abstract class WaiterQueue {
     protected abstract long assigned(long s, int arg);
 
     /**
-     * {@return state {@code s} after giving {@code arg} back}
+     * {@return state {@code s} after a guard gave {@code arg} back}
      *
-     * @throws IllegalStateException if {@code arg} is not held in {@code s}; nothing changed
+     * @throws IllegalStateException if no guard holds {@code arg} in {@code s}; nothing changed
      */
     protected abstract long released(long s, int arg);
+
+    /**
+     * {@return state {@code s} after the lock's raw release (unlock, release of permits) gave
+     * {@code arg} back}
+     *
+     * @throws IllegalStateException if {@code arg} is not held in {@code s} other than through
+     *     guards; nothing changed
+     */
+    protected abstract long releasedRaw(long s, int arg);
 
     /**
      * Called under the queue lock just before a waiter for {@code arg} would be queued in state
@@ -111,7 +130,10 @@ public abstract class WaiterQueue {
      */
     protected void checkMayWait(long s, int arg) {}
 
-    /** Releases {@code arg}: the lock's own fast path, then {@link #releaseSlow} if queued. */
+    /**
+     * Releases {@code arg} held through a guard: the lock's own fast path, then {@link #releaseSlow}
+     * if queued. Called once per guard, by its {@code close()}.
+     */
     public abstract void release(int arg);
 
     // ---------------------------------------------------------------- state access
@@ -311,15 +333,34 @@ public abstract class WaiterQueue {
 
     // ---------------------------------------------------------------- release
 
+    /** What {@link #assignLocked} gives back before it serves the head. */
+    private enum Giving {
+        /** Nothing: a cancelled waiter left the queue, and whoever it held back is served. */
+        NOTHING,
+        /** A share held through a guard: its close, or the share of a popped waiter whose cancel won. */
+        GUARDED_SHARE,
+        /** A share of the raw low-level pair. */
+        RAW_SHARE
+    }
+
     /**
-     * The contended release: under the queue lock, give {@code arg} back and assign the resource to
-     * the eligible head waiters in one CAS; grant them after unlocking.
+     * The contended release of a guard's share: under the queue lock, give {@code arg} back and
+     * assign the resource to the eligible head waiters in one CAS; grant them after unlocking.
      */
     protected final void releaseSlow(int arg) {
+        releaseSlow(arg, Giving.GUARDED_SHARE);
+    }
+
+    /** The contended raw release: as {@link #releaseSlow}, checked by {@link #releasedRaw}. */
+    protected final void releaseRawSlow(int arg) {
+        releaseSlow(arg, Giving.RAW_SHARE);
+    }
+
+    private void releaseSlow(int arg, Giving giving) {
         Waiter popped;
         queueLock.lock();
         try {
-            popped = assignLocked(arg, true);
+            popped = assignLocked(arg, giving);
         } finally {
             queueLock.unlock();
         }
@@ -327,15 +368,21 @@ public abstract class WaiterQueue {
     }
 
     /**
-     * Pops the head waiters that the state (after releasing {@code arg}, if {@code release}) can
-     * serve, in one CAS that also clears {@code QUEUED} when the queue empties.
+     * Pops the head waiters that the state, after giving back what {@code giving} says, can serve,
+     * in one CAS that also clears {@code QUEUED} when the queue empties.
      *
      * @return the popped waiters, chained through {@code next}, or {@code null}
+     * @throws IllegalStateException if the release is refused; nothing changed
      */
-    private Waiter assignLocked(int arg, boolean release) {
+    private Waiter assignLocked(int arg, Giving giving) {
         for (; ; ) {
             long s = state();
-            long next = release ? released(s, arg) : s;
+            long next =
+                    switch (giving) {
+                        case NOTHING -> s;
+                        case GUARDED_SHARE -> released(s, arg);
+                        case RAW_SHARE -> releasedRaw(s, arg);
+                    };
             Waiter last = null;
             Waiter w = head;
             while (w != null && isEligible(next, w.arg)) {
@@ -436,7 +483,7 @@ public abstract class WaiterQueue {
         try {
             if (waiter.linked) {
                 unlinkLocked(waiter);
-                popped = assignLocked(0, false);
+                popped = assignLocked(0, Giving.NOTHING);
             } else {
                 popped = releaseAssignedShareLocked(waiter);
             }
@@ -458,7 +505,7 @@ public abstract class WaiterQueue {
             return null;
         }
         cancelled.holdsAssignedShare = false;
-        return assignLocked(cancelled.arg, true);
+        return assignLocked(cancelled.arg, Giving.GUARDED_SHARE);
     }
 
     private void unlinkLocked(Waiter waiter) {

@@ -72,6 +72,11 @@ class SharedMutexLockedRecheckTest {
         }
 
         @Override
+        protected long releasedRaw(long s, int arg) {
+            return policy.releasedRaw(s, arg);
+        }
+
+        @Override
         protected void checkMayWait(long s, int arg) {
             policy.checkMayWait(s, arg);
         }
