@@ -67,9 +67,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * once per call {@code n} with call {@code n} throwing a {@code RuntimeException}, a sneakily thrown
  * checked exception or an {@code Error} (for the executor: {@code RejectedExecutionException}, a
  * {@code RuntimeException}, {@code OutOfMemoryError("unable to create native thread")}), across both
- * attach modes, the three leak-detection modes, with and without an idle cache. The key's methods,
- * called over a hundred times a run, throw at the first call from each call site, one kind per site
- * and configuration in turn.
+ * attach modes, the three leak-detection modes, with and without an idle cache. The disposer throws
+ * each kind at the first call from each call site (each path to it counted apart); the key's methods,
+ * called over a hundred times a run, likewise, one kind per site and configuration in turn.
  *
  * <p><b>What is checked after each fault.</b> Only the call that ran the callback may throw, and
  * only the fault; {@code Handle.close()} never throws. A factory failure reaches its acquirer
@@ -143,15 +143,25 @@ class PoolFaultInjectionTest {
     }
 
     /**
-     * Every (configuration, call, kind) of the factory, disposer, weigher, listener or executor,
-     * from the call counts of a clean run: each of their calls (a handful, each in another state of
-     * the pool) throws each kind.
+     * Every (configuration, call, kind) of the factory, weigher, listener or executor, from the call
+     * counts of a clean run: each of their calls (a handful, each in another state of the pool)
+     * throws each kind.
      */
     private static Stream<Arguments> faults(Callback target, List<Kind> kinds) {
         return CONFIGS.stream()
                 .flatMap(config -> IntStream.rangeClosed(1, cleanCounts(config).calls(target))
                         .boxed()
                         .flatMap(n -> kinds.stream().map(kind -> Arguments.of(config, n, kind))));
+    }
+
+    /**
+     * Every (configuration, site, kind) of the disposer: the first call from each call site (each
+     * path to it counted apart: an attached release, a drain, an eviction for capacity, a disposal
+     * for a waiter, close) throws each kind.
+     */
+    static Stream<Arguments> disposerFaults() {
+        return CONFIGS.stream().flatMap(config -> cleanCounts(config).firstCallPerSite(Callback.DISPOSER).stream()
+                .flatMap(n -> Kind.CALLBACK_KINDS.stream().map(kind -> Arguments.of(config, n, kind))));
     }
 
     /**
@@ -174,10 +184,6 @@ class PoolFaultInjectionTest {
 
     static Stream<Arguments> factoryFaults() {
         return faults(Callback.FACTORY, Kind.CALLBACK_KINDS);
-    }
-
-    static Stream<Arguments> disposerFaults() {
-        return faults(Callback.DISPOSER, Kind.CALLBACK_KINDS);
     }
 
     static Stream<Arguments> keyHashCodeFaults() {
