@@ -36,6 +36,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
@@ -69,7 +70,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code RuntimeException}, {@code OutOfMemoryError("unable to create native thread")}), across both
  * attach modes, the three leak-detection modes, with and without an idle cache. The disposer throws
  * each kind at the first call from each call site (each path to it counted apart); the key's methods,
- * called over a hundred times a run, likewise, one kind per site and configuration in turn.
+ * called over a hundred times a run, likewise, one kind per site and configuration in turn
+ * ({@code -Drefpool.faults.everyCall=true} makes every one of their calls throw every kind).
  *
  * <p><b>What is checked after each fault.</b> Only the call that ran the callback may throw, and
  * only the fault; {@code Handle.close()} never throws. A factory failure reaches its acquirer
@@ -118,6 +120,12 @@ class PoolFaultInjectionTest {
             new Config(AttachMode.EXCLUSIVE, LeakDetection.SAMPLED, false),
             new Config(AttachMode.SHARED, LeakDetection.SAMPLED, true));
 
+    /**
+     * {@code -Drefpool.faults.everyCall=true} makes every call of the disposer and the key's methods
+     * throw each kind, as for the other callbacks (several minutes instead of half a minute).
+     */
+    private static final boolean EVERY_CALL = Boolean.getBoolean("refpool.faults.everyCall");
+
     /** The call counts of a clean run, per configuration. */
     private static final Map<Config, FaultPlan> CLEAN_COUNTS = new ConcurrentHashMap<>();
 
@@ -160,6 +168,9 @@ class PoolFaultInjectionTest {
      * for a waiter, close) throws each kind.
      */
     static Stream<Arguments> disposerFaults() {
+        if (EVERY_CALL) {
+            return faults(Callback.DISPOSER, Kind.CALLBACK_KINDS);
+        }
         return CONFIGS.stream().flatMap(config -> cleanCounts(config).firstCallPerSite(Callback.DISPOSER).stream()
                 .flatMap(n -> Kind.CALLBACK_KINDS.stream().map(kind -> Arguments.of(config, n, kind))));
     }
@@ -171,6 +182,9 @@ class PoolFaultInjectionTest {
      * sites, reached in several configurations, throw each kind.
      */
     private static Stream<Arguments> keyFaults(Callback target) {
+        if (EVERY_CALL) {
+            return faults(target, Kind.CALLBACK_KINDS);
+        }
         List<Arguments> cases = new ArrayList<>();
         for (int c = 0; c < CONFIGS.size(); c++) {
             List<Integer> firstCalls = cleanCounts(CONFIGS.get(c)).firstCallPerSite(target);
@@ -373,6 +387,11 @@ class PoolFaultInjectionTest {
                         "the scenario thread hung for " + SCENARIO_BOUND + ": " + TestThreads.describeStack(thread));
             }
             plan.quiet(true); // a timer that fires after the run counts for nothing
+            if (plan.target() != null && !plan.fired() && config.leaks() != LeakDetection.SAMPLED) {
+                // only sampling (which handles carry a site) varies from run to run
+                scenario.violations.add("the planned fault never fired: the scenario made fewer calls than its"
+                        + " clean run counted, so this case tested nothing");
+            }
             return scenario;
         }
 
@@ -1128,6 +1147,12 @@ class PoolFaultInjectionTest {
 
     private static void awaitWithoutAttaching(
             List<String> problems, String what, BooleanSupplier condition, RefPool<?, ?> pool) {
+        awaitWithoutAttaching(problems, () -> what, condition, pool);
+    }
+
+    /** Waits, bounded, for {@code condition}; if it never holds, adds {@code what} (read then) to the problems. */
+    private static void awaitWithoutAttaching(
+            List<String> problems, Supplier<String> what, BooleanSupplier condition, RefPool<?, ?> pool) {
         try {
             Awaitility.await()
                     .atMost(DRAINER_BOUND)
@@ -1135,7 +1160,8 @@ class PoolFaultInjectionTest {
                     .pollInterval(Duration.ofMillis(2))
                     .until(condition::getAsBoolean);
         } catch (ConditionTimeoutException timeout) {
-            problems.add("within " + DRAINER_BOUND + ", with nobody attaching: " + what + " — not so; " + pool.stats());
+            problems.add("within " + DRAINER_BOUND + ", with nobody attaching: " + what.get() + " — not so; "
+                    + pool.stats());
         }
     }
 
@@ -1186,7 +1212,7 @@ class PoolFaultInjectionTest {
         }
         awaitWithoutAttaching(
                 problems,
-                "the dropped handle's reference is released and its object disposed ("
+                () -> "the dropped handle's reference is released and its object disposed ("
                         + (plan.fired() ? "the key threw at " + site(plan.injected) : "the key did not throw") + ")",
                 () -> pool.stats().live() == 0
                         && pool.stats().pendingDecrements() == 0
