@@ -610,7 +610,7 @@ class PoolFaultInjectionTest {
             if (violations.isEmpty()) {
                 return;
             }
-            int from = Math.max(0, trace.size() - 40);
+            int from = Math.max(0, trace.size() - 120); // a whole scenario
             AssertionError failure = new AssertionError(config + ", " + plan
                     + (plan.fired() ? " (thrown on " + plan.injectedOn + " at " + site(plan.injected) + ")" : "")
                     + ":\n - " + String.join("\n - ", violations)
