@@ -50,7 +50,12 @@ public final class PoolError {
          */
         IDLE_CACHE_FAILED,
         /** Failing the pool's waiters at close threw (a waiter's callback); the close went on. */
-        CLOSE_CANCELLATION_FAILED
+        CLOSE_CANCELLATION_FAILED,
+        /**
+         * A reference was released that nobody held (a count already at zero, or disposed): a
+         * defect of the pool, never of its caller; the release was not applied.
+         */
+        REFCOUNT_DOUBLE_RELEASE
     }
 
     private final Kind kind;

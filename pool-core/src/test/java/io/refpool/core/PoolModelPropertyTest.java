@@ -274,8 +274,9 @@ class PoolModelPropertyTest {
             boolean evicts = false;
             if (object == null && atCapacity() && !anyIdle()) {
                 // short of capacity, an attached acquire applies the releases still pending (they
-                // may free permits) and looks again before it refuses
+                // may free permits, which go to the line first) and looks again before it refuses
                 drain();
+                object = objects.get(key); // a waiter granted by that drain may have created the key
             }
             if (object == null && atCapacity()) {
                 if (!anyIdle()) {
@@ -402,6 +403,9 @@ class PoolModelPropertyTest {
                 assertSame(engine.created.get(engine.created.size() - 1), session, "a new object");
                 objects.put(key, created);
                 return created;
+            }
+            if (object.session == null) {
+                object.session = session; // created for a waiter this step served: first seen here
             }
             assertSame(object.session, session, "the key's one object");
             if (object.idle) {

@@ -175,6 +175,8 @@ final class DeferredReleases<K, V> {
                         } else if (((Entry<K, V>) item).release() == 0) {
                             core.capacity().reachedZero((Entry<K, V>) item, s);
                         }
+                    } catch (Entry.DoubleRelease e) {
+                        core.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, null, e.getMessage(), e);
                     } catch (Throwable e) {
                         core.report(PoolError.Kind.DRAINER_FAILED, null, "applying a deferred release failed", e);
                     }

@@ -111,13 +111,13 @@ final class Entry<K, V> implements Slot, Release {
      * Removes a reference.
      *
      * @return the count after
-     * @throws IllegalStateException if the count is not positive: a release nobody held
+     * @throws DoubleRelease if the count is not positive: a release nobody held
      */
     int release() {
         for (; ; ) {
             int c = count();
             if (c <= 0) {
-                throw new IllegalStateException("release of key " + Keys.describe(key) + " with count " + c
+                throw new DoubleRelease("release of key " + Keys.describe(key) + " with count " + c
                         + (c == DISPOSED ? " (already disposed)" : "") + ": a reference was released twice");
             }
             if (COUNT.compareAndSet(this, c, c - 1)) {
@@ -145,5 +145,14 @@ final class Entry<K, V> implements Slot, Release {
     public String toString() {
         int c = count();
         return "Entry[" + Keys.describe(key) + ", " + (c == DISPOSED ? "disposed" : "count=" + c) + "]";
+    }
+
+    /** A release of a reference nobody held: a defect of the pool's own accounting. */
+    static final class DoubleRelease extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        DoubleRelease(String message) {
+            super(message);
+        }
     }
 }

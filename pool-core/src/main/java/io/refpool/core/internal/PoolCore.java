@@ -244,7 +244,16 @@ public final class PoolCore<K, V> {
         AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
         if (s.depth == 0) {
             releases.enqueue(entry);
-        } else if (entry.release() == 0) {
+            return;
+        }
+        int after;
+        try {
+            after = entry.release();
+        } catch (Entry.DoubleRelease e) { // the pool's defect: reported, never thrown at the handle's caller
+            report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, entry.key, e.getMessage(), e);
+            return;
+        }
+        if (after == 0) {
             capacity.reachedZero(entry, s);
         }
     }
