@@ -1,7 +1,6 @@
 package io.refpool.sync;
 
 import io.refpool.sync.internal.MutexSync;
-import io.refpool.sync.internal.WaiterQueue;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -65,10 +64,7 @@ public final class AsyncMutex {
      * @return a stage completed with the guard once the lock is granted, in call order
      */
     public CompletionStage<Guard> acquire() {
-        if (sync.tryLockForGuard()) {
-            return sync.readyStage(MutexSync.ONE);
-        }
-        return sync.acquireAsync(MutexSync.ONE, CancellationToken.none());
+        return sync.acquireStage(MutexSync.ONE, CancellationToken.none());
     }
 
     /**
@@ -80,14 +76,7 @@ public final class AsyncMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public CompletionStage<Guard> acquire(CancellationToken token) {
-        WaiterQueue.requireToken(token);
-        if (token.isCancellationRequested()) {
-            return sync.cancelledStage();
-        }
-        if (sync.tryLockForGuard()) {
-            return sync.readyStage(MutexSync.ONE);
-        }
-        return sync.acquireAsync(MutexSync.ONE, token);
+        return sync.acquireStage(MutexSync.ONE, token);
     }
 
     /**
@@ -98,13 +87,7 @@ public final class AsyncMutex {
      *     is then cancelled and nothing is owned
      */
     public Guard acquireBlocking() throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncMutex");
-        }
-        if (!sync.tryLockForGuard()) {
-            sync.awaitGrant(MutexSync.ONE, CancellationToken.none()); // parks until granted
-        }
-        return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
+        return sync.acquireGuardBlocking(MutexSync.ONE, CancellationToken.none(), "AsyncMutex");
     }
 
     /**
@@ -117,15 +100,7 @@ public final class AsyncMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
-        WaiterQueue.requireToken(token);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncMutex");
-        }
-        sync.throwIfCancelled(token);
-        if (!sync.tryLockForGuard()) {
-            sync.awaitGrant(MutexSync.ONE, token); // parks until granted
-        }
-        return sync.readyGuard(MutexSync.ONE); // one allocation site: the JIT can remove an uncontended guard
+        return sync.acquireGuardBlocking(MutexSync.ONE, token, "AsyncMutex");
     }
 
     /**
@@ -134,7 +109,7 @@ public final class AsyncMutex {
      * @return the guard, or empty
      */
     public Optional<Guard> tryAcquire() {
-        return sync.tryLockForGuard() ? Optional.of(sync.readyGuard(MutexSync.ONE)) : Optional.empty();
+        return sync.tryAcquireGuard(MutexSync.ONE);
     }
 
     /**
@@ -147,17 +122,7 @@ public final class AsyncMutex {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public Optional<Guard> tryAcquire(Duration timeout) throws InterruptedException {
-        long nanos = WaiterQueue.timeoutNanos(timeout);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncMutex");
-        }
-        if (sync.tryLockForGuard()) {
-            return Optional.of(sync.readyGuard(MutexSync.ONE));
-        }
-        if (nanos == 0L) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(sync.acquireBlocking(MutexSync.ONE, CancellationToken.none(), nanos));
+        return sync.tryAcquireGuard(MutexSync.ONE, timeout, "AsyncMutex");
     }
 
     /**
@@ -193,11 +158,6 @@ public final class AsyncMutex {
     /** {@return the number of waiters queued (diagnostics: may be stale at once)} */
     public int queueLength() {
         return sync.queueLength();
-    }
-
-    /** The test seam: the waiter queue, to install hooks on. */
-    WaiterQueue queue() {
-        return sync;
     }
 
     @Override

@@ -1,7 +1,6 @@
 package io.refpool.sync;
 
 import io.refpool.sync.internal.SemaphoreSync;
-import io.refpool.sync.internal.WaiterQueue;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -100,11 +99,7 @@ public final class AsyncSemaphore {
      * @throws IllegalArgumentException if {@code permits} is out of range
      */
     public CompletionStage<Guard> acquire(int permits) {
-        checkPermits(permits);
-        if (sync.tryTakeForGuard(permits)) {
-            return sync.readyStage(permits);
-        }
-        return sync.acquireAsync(permits, CancellationToken.none());
+        return sync.acquireStage(checkPermits(permits), CancellationToken.none());
     }
 
     /**
@@ -118,15 +113,7 @@ public final class AsyncSemaphore {
      * @throws NullPointerException if {@code token} is null
      */
     public CompletionStage<Guard> acquire(int permits, CancellationToken token) {
-        checkPermits(permits);
-        WaiterQueue.requireToken(token);
-        if (token.isCancellationRequested()) {
-            return sync.cancelledStage();
-        }
-        if (sync.tryTakeForGuard(permits)) {
-            return sync.readyStage(permits);
-        }
-        return sync.acquireAsync(permits, token);
+        return sync.acquireStage(checkPermits(permits), token);
     }
 
     /**
@@ -153,16 +140,7 @@ public final class AsyncSemaphore {
      * @throws NullPointerException if {@code token} is null
      */
     public Guard acquireBlocking(int permits, CancellationToken token) throws InterruptedException {
-        checkPermits(permits);
-        WaiterQueue.requireToken(token);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
-        }
-        sync.throwIfCancelled(token);
-        if (!sync.tryTakeForGuard(permits)) {
-            sync.awaitGrant(permits, token); // parks until granted
-        }
-        return sync.readyGuard(permits); // one allocation site: the JIT can remove an uncontended guard
+        return sync.acquireGuardBlocking(checkPermits(permits), token, "AsyncSemaphore");
     }
 
     /**
@@ -173,8 +151,7 @@ public final class AsyncSemaphore {
      * @throws IllegalArgumentException if {@code permits} is out of range
      */
     public Optional<Guard> tryAcquire(int permits) {
-        checkPermits(permits);
-        return sync.tryTakeForGuard(permits) ? Optional.of(sync.readyGuard(permits)) : Optional.empty();
+        return sync.tryAcquireGuard(checkPermits(permits));
     }
 
     /**
@@ -188,18 +165,7 @@ public final class AsyncSemaphore {
      * @throws NullPointerException if {@code timeout} is null
      */
     public Optional<Guard> tryAcquire(int permits, Duration timeout) throws InterruptedException {
-        checkPermits(permits);
-        long nanos = WaiterQueue.timeoutNanos(timeout);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSemaphore");
-        }
-        if (sync.tryTakeForGuard(permits)) {
-            return Optional.of(sync.readyGuard(permits));
-        }
-        if (nanos == 0L) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(sync.acquireBlocking(permits, CancellationToken.none(), nanos));
+        return sync.tryAcquireGuard(checkPermits(permits), timeout, "AsyncSemaphore");
     }
 
     /**
@@ -242,11 +208,6 @@ public final class AsyncSemaphore {
     /** {@return the number of requests queued (diagnostics: may be stale at once)} */
     public int queueLength() {
         return sync.queueLength();
-    }
-
-    /** The test seam: the waiter queue, to install hooks on. */
-    WaiterQueue queue() {
-        return sync;
     }
 
     @Override

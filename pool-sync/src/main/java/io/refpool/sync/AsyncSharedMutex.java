@@ -1,7 +1,6 @@
 package io.refpool.sync;
 
 import io.refpool.sync.internal.SharedSync;
-import io.refpool.sync.internal.WaiterQueue;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -90,10 +89,7 @@ public final class AsyncSharedMutex {
      *     holds this reader back
      */
     public CompletionStage<Guard> acquireShared() {
-        if (sync.tryLockShared()) {
-            return sync.readyStage(SharedSync.READ);
-        }
-        return sync.acquireAsync(SharedSync.READ, CancellationToken.none());
+        return sync.acquireStage(SharedSync.READ, CancellationToken.none());
     }
 
     /**
@@ -106,14 +102,7 @@ public final class AsyncSharedMutex {
      * @throws IllegalStateException at the reader ceiling, as for {@link #acquireShared()}
      */
     public CompletionStage<Guard> acquireShared(CancellationToken token) {
-        WaiterQueue.requireToken(token);
-        if (token.isCancellationRequested()) {
-            return sync.cancelledStage();
-        }
-        if (sync.tryLockShared()) {
-            return sync.readyStage(SharedSync.READ);
-        }
-        return sync.acquireAsync(SharedSync.READ, token);
+        return sync.acquireStage(SharedSync.READ, token);
     }
 
     /**
@@ -138,15 +127,7 @@ public final class AsyncSharedMutex {
      * @throws IllegalStateException at the reader ceiling, as for {@link #acquireShared()}
      */
     public Guard acquireSharedBlocking(CancellationToken token) throws InterruptedException {
-        WaiterQueue.requireToken(token);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSharedMutex shared");
-        }
-        sync.throwIfCancelled(token);
-        if (!sync.tryLockShared()) {
-            sync.awaitGrant(SharedSync.READ, token); // parks until granted
-        }
-        return sync.readyGuard(SharedSync.READ); // one allocation site: the JIT can remove an uncontended guard
+        return sync.acquireGuardBlocking(SharedSync.READ, token, "AsyncSharedMutex shared");
     }
 
     /**
@@ -155,7 +136,7 @@ public final class AsyncSharedMutex {
      * @return the guard, or empty
      */
     public Optional<Guard> tryAcquireShared() {
-        return sync.tryLockShared() ? Optional.of(sync.readyGuard(SharedSync.READ)) : Optional.empty();
+        return sync.tryAcquireGuard(SharedSync.READ);
     }
 
     /**
@@ -169,17 +150,7 @@ public final class AsyncSharedMutex {
      * @throws IllegalStateException at the reader ceiling, as for {@link #acquireShared()}
      */
     public Optional<Guard> tryAcquireShared(Duration timeout) throws InterruptedException {
-        long nanos = WaiterQueue.timeoutNanos(timeout);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSharedMutex shared");
-        }
-        if (sync.tryLockShared()) {
-            return Optional.of(sync.readyGuard(SharedSync.READ));
-        }
-        if (nanos == 0L) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(sync.acquireBlocking(SharedSync.READ, CancellationToken.none(), nanos));
+        return sync.tryAcquireGuard(SharedSync.READ, timeout, "AsyncSharedMutex shared");
     }
 
     /**
@@ -213,10 +184,7 @@ public final class AsyncSharedMutex {
      * @return a stage completed with the guard once granted
      */
     public CompletionStage<Guard> acquire() {
-        if (sync.tryLockForGuard()) {
-            return sync.readyStage(SharedSync.WRITE);
-        }
-        return sync.acquireAsync(SharedSync.WRITE, CancellationToken.none());
+        return sync.acquireStage(SharedSync.WRITE, CancellationToken.none());
     }
 
     /**
@@ -228,14 +196,7 @@ public final class AsyncSharedMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public CompletionStage<Guard> acquire(CancellationToken token) {
-        WaiterQueue.requireToken(token);
-        if (token.isCancellationRequested()) {
-            return sync.cancelledStage();
-        }
-        if (sync.tryLockForGuard()) {
-            return sync.readyStage(SharedSync.WRITE);
-        }
-        return sync.acquireAsync(SharedSync.WRITE, token);
+        return sync.acquireStage(SharedSync.WRITE, token);
     }
 
     /**
@@ -259,15 +220,7 @@ public final class AsyncSharedMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
-        WaiterQueue.requireToken(token);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSharedMutex");
-        }
-        sync.throwIfCancelled(token);
-        if (!sync.tryLockForGuard()) {
-            sync.awaitGrant(SharedSync.WRITE, token); // parks until granted
-        }
-        return sync.readyGuard(SharedSync.WRITE); // one allocation site: the JIT can remove an uncontended guard
+        return sync.acquireGuardBlocking(SharedSync.WRITE, token, "AsyncSharedMutex");
     }
 
     /**
@@ -276,7 +229,7 @@ public final class AsyncSharedMutex {
      * @return the guard, or empty
      */
     public Optional<Guard> tryAcquire() {
-        return sync.tryLockForGuard() ? Optional.of(sync.readyGuard(SharedSync.WRITE)) : Optional.empty();
+        return sync.tryAcquireGuard(SharedSync.WRITE);
     }
 
     /**
@@ -289,17 +242,7 @@ public final class AsyncSharedMutex {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public Optional<Guard> tryAcquire(Duration timeout) throws InterruptedException {
-        long nanos = WaiterQueue.timeoutNanos(timeout);
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring AsyncSharedMutex");
-        }
-        if (sync.tryLockForGuard()) {
-            return Optional.of(sync.readyGuard(SharedSync.WRITE));
-        }
-        if (nanos == 0L) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(sync.acquireBlocking(SharedSync.WRITE, CancellationToken.none(), nanos));
+        return sync.tryAcquireGuard(SharedSync.WRITE, timeout, "AsyncSharedMutex");
     }
 
     /**
@@ -341,11 +284,6 @@ public final class AsyncSharedMutex {
     /** {@return the number of readers and writers queued (diagnostics: may be stale at once)} */
     public int queueLength() {
         return sync.queueLength();
-    }
-
-    /** The test seam: the waiter queue, to install hooks on. */
-    WaiterQueue queue() {
-        return sync;
     }
 
     @Override

@@ -112,12 +112,12 @@ class AsyncMutexBadInputTest {
         CompletableFuture<Guard> last = waiting(mutex.acquire());
         mutex.unlock();
         Guard nextOwner = granted(next);
-        long handedOver = mutex.queue().state();
+        long handedOver = SyncTesting.queueOf(mutex).state();
 
         IllegalStateException e = assertThrows(IllegalStateException.class, mutex::unlock);
 
         assertTrue(e.getMessage().contains("AsyncMutex") && e.getMessage().contains("Guard"), e.getMessage());
-        assertEquals(handedOver, mutex.queue().state());
+        assertEquals(handedOver, SyncTesting.queueOf(mutex).state());
         assertTrue(mutex.isLocked());
         assertEquals(1, mutex.queueLength());
         waiting(last);

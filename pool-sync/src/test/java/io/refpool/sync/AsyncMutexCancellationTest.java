@@ -80,7 +80,7 @@ class AsyncMutexCancellationTest {
         CompletableFuture<Guard> popped = waiting(mutex.acquire());
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -94,7 +94,7 @@ class AsyncMutexCancellationTest {
         assertTrue(popped.isCancelled());
         assertTrue(mutex.isLocked());
         granted(next).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 
@@ -104,7 +104,7 @@ class AsyncMutexCancellationTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> popped = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -116,7 +116,7 @@ class AsyncMutexCancellationTest {
         paused.proceed();
         releaser.join();
 
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 
@@ -128,7 +128,7 @@ class AsyncMutexCancellationTest {
         awaitQueued(mutex, 1);
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -141,7 +141,7 @@ class AsyncMutexCancellationTest {
         releaser.join();
 
         granted(next).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 
@@ -153,7 +153,7 @@ class AsyncMutexCancellationTest {
         awaitQueued(mutex, 1);
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -165,7 +165,7 @@ class AsyncMutexCancellationTest {
         releaser.join();
 
         granted(next).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 

@@ -140,7 +140,7 @@ class AsyncMutexFairnessTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> head = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -156,7 +156,7 @@ class AsyncMutexFairnessTest {
         releaser.join();
         granted(head).close();
         granted(newcomer).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 

@@ -126,7 +126,7 @@ class AsyncMutexTokenCancellationTest {
         assertTrue(mutex.tryLock());
         CancellationSource source = new CancellationSource();
         PausingHooks paused = new PausingHooks(Point.AFTER_WAITER_ALLOCATED);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> mutex.acquire(source.token()));
         paused.awaitArrival(); // registration not made yet: it is, right after this point
 
@@ -136,7 +136,7 @@ class AsyncMutexTokenCancellationTest {
         assertCancelledByToken(acquirer.join().toCompletableFuture());
         assertEquals(0, mutex.queueLength());
         assertTrue(mutex.isLocked());
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         mutex.unlock();
         assertFreeAndUsable(mutex);
     }
@@ -149,7 +149,7 @@ class AsyncMutexTokenCancellationTest {
         CompletableFuture<Guard> popped = waiting(mutex.acquire(source.token()));
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        mutex.queue().setHooks(paused);
+        SyncTesting.queueOf(mutex).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
@@ -162,7 +162,7 @@ class AsyncMutexTokenCancellationTest {
 
         assertCancelledByToken(popped);
         granted(next).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 

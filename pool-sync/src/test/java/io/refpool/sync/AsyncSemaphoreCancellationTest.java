@@ -68,7 +68,7 @@ class AsyncSemaphoreCancellationTest {
         CompletableFuture<Guard> next1 = waiting(semaphore.acquire(1));
         CompletableFuture<Guard> next2 = waiting(semaphore.acquire(2));
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
-        semaphore.queue().setHooks(paused);
+        SyncTesting.queueOf(semaphore).setHooks(paused);
         SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
             semaphore.release(3);
             return null;
@@ -85,7 +85,7 @@ class AsyncSemaphoreCancellationTest {
         assertEquals(0, semaphore.availablePermits());
         g1.close();
         g2.close();
-        semaphore.queue().setHooks(null);
+        SyncTesting.queueOf(semaphore).setHooks(null);
         assertPermits(semaphore, 3);
     }
 

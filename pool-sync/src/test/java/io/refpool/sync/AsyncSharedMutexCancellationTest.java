@@ -155,14 +155,14 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlock);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the batch is popped and counted as readers; no grant CAS yet
         assertEquals(3, lock.readers());
         assertTrue(future(batch.get(0)).cancel(true), "the cancel wins: the grant has not happened");
         hooks.proceed();
         releaser.finish();
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(future(batch.get(0)).isCancelled());
         assertTrue(granted(batch.get(1)));
@@ -186,13 +186,13 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlock);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         batch.forEach(r -> assertTrue(future(r).cancel(true)));
         hooks.proceed();
         releaser.finish();
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(granted(nextWriter), "the last cancelled reader's share hands the lock on");
         assertEquals(0, lock.readers());
@@ -209,14 +209,14 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlockShared);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         assertTrue(lock.isWriteLocked(), "the writer is popped and counted as the holder");
         assertTrue(future(writer).cancel(true));
         hooks.proceed();
         releaser.finish();
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
 
         readers.forEach(r -> assertTrue(granted(r)));
         assertFalse(lock.isWriteLocked());
@@ -234,7 +234,7 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlockShared);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the writer is popped and counted as the holder; no grant CAS yet
         try {
@@ -248,7 +248,7 @@ class AsyncSharedMutexCancellationTest {
         } finally {
             hooks.proceed();
             releaser.finish();
-            lock.queue().setHooks(null);
+            SyncTesting.queueOf(lock).setHooks(null);
         }
 
         assertEquals(1, lock.readers());
@@ -265,7 +265,7 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlock);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the reader is popped and counted; no grant CAS yet
         try {
@@ -276,7 +276,7 @@ class AsyncSharedMutexCancellationTest {
         } finally {
             hooks.proceed();
             releaser.finish();
-            lock.queue().setHooks(null);
+            SyncTesting.queueOf(lock).setHooks(null);
         }
 
         assertTrue(lock.isWriteLocked());
@@ -292,12 +292,12 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlock);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         hooks.proceed();
         releaser.finish();
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
         assertFalse(future(reader).cancel(true), "the grant already won");
 
         assertTrue(granted(reader));
@@ -485,13 +485,13 @@ class AsyncSharedMutexCancellationTest {
 
         TestThread releaser = new TestThread("releaser", lock::unlock);
         PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         assertTrue(source.cancel());
         hooks.proceed();
         releaser.finish();
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(future(reader).isCompletedExceptionally());
         assertTrue(granted(writerBehind));

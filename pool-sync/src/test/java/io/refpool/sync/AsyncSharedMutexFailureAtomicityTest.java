@@ -58,7 +58,7 @@ class AsyncSharedMutexFailureAtomicityTest {
         SimulatedAllocationFailure failure = new SimulatedAllocationFailure();
         long stateBefore = state(lock);
         int queuedBefore = lock.queueLength();
-        lock.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        SyncTesting.queueOf(lock).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
         try {
             for (Executable acquire : acquires) {
                 assertSame(failure, assertThrows(SimulatedAllocationFailure.class, acquire));
@@ -66,7 +66,7 @@ class AsyncSharedMutexFailureAtomicityTest {
                 assertEquals(queuedBefore, lock.queueLength(), "queue");
             }
         } finally {
-            lock.queue().setHooks(null);
+            SyncTesting.queueOf(lock).setHooks(null);
         }
         source.cancel(); // nothing of the failed acquires may react
         assertEquals(stateBefore, state(lock), "state word after the token was cancelled");

@@ -57,7 +57,7 @@ public class AsyncSharedMutexLincheckTest {
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot();
         }
-        lock.queue().setHooks(point -> {
+        SyncTesting.queueOf(lock).setHooks(point -> {
             if (point == QueueHooks.Point.BEFORE_PUBLICATION) {
                 publishedByThisThread.get()[0] = true;
             }

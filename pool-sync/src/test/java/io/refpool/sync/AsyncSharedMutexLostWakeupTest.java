@@ -45,13 +45,13 @@ class AsyncSharedMutexLostWakeupTest {
             }
         });
         PausingHooks hooks = new PausingHooks(point, a, 1);
-        lock.queue().setHooks(hooks);
+        SyncTesting.queueOf(lock).setHooks(hooks);
         a.start();
         hooks.awaitArrival();
         meanwhile.run();
         hooks.proceed();
         a.finish(); // a blocking reader that parked would never return: the other readers keep holding
-        lock.queue().setHooks(null);
+        SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(grantedAtReturn.get(), "reader A must acquire without waiting");
         assertEquals(0, lock.queueLength(), "reader A must not have queued");

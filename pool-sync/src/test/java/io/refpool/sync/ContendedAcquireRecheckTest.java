@@ -38,7 +38,7 @@ class ContendedAcquireRecheckTest {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
-        mutex.queue().setHooks(hooks);
+        SyncTesting.queueOf(mutex).setHooks(hooks);
         SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
         hooks.pause.awaitArrival(); // fast path failed, waiter allocated, queue lock not taken
 
@@ -52,7 +52,7 @@ class ContendedAcquireRecheckTest {
         assertEquals(0, mutex.queueLength());
         assertTrue(mutex.isLocked());
         guard.close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 
@@ -61,7 +61,7 @@ class ContendedAcquireRecheckTest {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
-        mutex.queue().setHooks(hooks);
+        SyncTesting.queueOf(mutex).setHooks(hooks);
         SyncTesting.Forked<Guard> acquirer = fork("acquirer", mutex::acquireBlocking);
         hooks.pause.awaitArrival();
 
@@ -73,7 +73,7 @@ class ContendedAcquireRecheckTest {
         assertEquals(0, mutex.queueLength());
         assertTrue(mutex.isLocked());
         guard.close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 
@@ -81,7 +81,7 @@ class ContendedAcquireRecheckTest {
     void semaphoreAcquireThatSeesTheReleaseBeforePublishingOwnsWithoutQueueing() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         RecordingHooks hooks = new RecordingHooks();
-        semaphore.queue().setHooks(hooks);
+        SyncTesting.queueOf(semaphore).setHooks(hooks);
         SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> semaphore.acquire(3));
         hooks.pause.awaitArrival();
 
@@ -93,7 +93,7 @@ class ContendedAcquireRecheckTest {
         assertEquals(0, semaphore.queueLength());
         assertEquals(0, semaphore.availablePermits());
         guard.close();
-        semaphore.queue().setHooks(null);
+        SyncTesting.queueOf(semaphore).setHooks(null);
         assertPermits(semaphore, 3);
     }
 
@@ -102,7 +102,7 @@ class ContendedAcquireRecheckTest {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
-        mutex.queue().setHooks(hooks);
+        SyncTesting.queueOf(mutex).setHooks(hooks);
         SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
         hooks.pause.awaitArrival();
 
@@ -114,7 +114,7 @@ class ContendedAcquireRecheckTest {
         assertFalse(stage.toCompletableFuture().isDone());
         mutex.unlock();
         granted(stage).close();
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         assertFreeAndUsable(mutex);
     }
 }

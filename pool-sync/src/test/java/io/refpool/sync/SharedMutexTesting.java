@@ -28,7 +28,7 @@ final class SharedMutexTesting {
 
     /** {@return the lock's whole state word} */
     static long state(AsyncSharedMutex lock) {
-        return lock.queue().state();
+        return SyncTesting.queueOf(lock).state();
     }
 
     /** Asserts that nobody holds or waits for {@code lock}. */

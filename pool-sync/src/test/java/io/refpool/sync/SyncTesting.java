@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.refpool.sync.internal.WaiterQueue;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -20,6 +21,20 @@ final class SyncTesting {
     static final Duration BOUND = Duration.ofSeconds(20);
 
     private SyncTesting() {}
+
+    /**
+     * {@return the waiter queue behind {@code lock}, to install hooks on}: read from its private
+     * {@code sync} field, so the locks carry no test seam of their own
+     */
+    static WaiterQueue queueOf(Object lock) {
+        try {
+            java.lang.reflect.Field sync = lock.getClass().getDeclaredField("sync");
+            sync.setAccessible(true);
+            return (WaiterQueue) sync.get(lock);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("no waiter queue in " + lock, e);
+        }
+    }
 
     /** {@return an Awaitility condition for "eventually", bounded, polled from the test thread} */
     static ConditionFactory eventually() {

@@ -29,15 +29,15 @@ class WaiterAllocationFailureTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> queued = waiting(mutex.acquire());
         IllegalStateException failure = new IllegalStateException("allocation failed");
-        long stateBefore = mutex.queue().state();
-        mutex.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        long stateBefore = SyncTesting.queueOf(mutex).state();
+        SyncTesting.queueOf(mutex).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, mutex::acquire));
 
-        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
+        assertEquals(stateBefore, SyncTesting.queueOf(mutex).state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(1, mutex.queueLength());
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         mutex.unlock();
         granted(queued).close();
         assertFreeAndUsable(mutex);
@@ -49,8 +49,8 @@ class WaiterAllocationFailureTest {
         assertTrue(mutex.tryLock());
         CompletableFuture<Guard> queued = waiting(mutex.acquire());
         IllegalStateException failure = new IllegalStateException("allocation failed");
-        long stateBefore = mutex.queue().state();
-        mutex.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        long stateBefore = SyncTesting.queueOf(mutex).state();
+        SyncTesting.queueOf(mutex).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, mutex::acquireBlocking));
         assertSame(failure, assertThrows(IllegalStateException.class, () -> mutex.tryAcquire(Duration.ofSeconds(1))));
@@ -58,10 +58,10 @@ class WaiterAllocationFailureTest {
                 failure,
                 assertThrows(IllegalStateException.class, () -> mutex.acquireBlocking(CancellationToken.none())));
 
-        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
+        assertEquals(stateBefore, SyncTesting.queueOf(mutex).state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(1, mutex.queueLength());
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         mutex.unlock();
         granted(queued).close();
         assertFreeAndUsable(mutex);
@@ -72,18 +72,18 @@ class WaiterAllocationFailureTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         CompletableFuture<Guard> queued = waiting(semaphore.acquire(2));
         IllegalStateException failure = new IllegalStateException("allocation failed");
-        long stateBefore = semaphore.queue().state();
-        semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        long stateBefore = SyncTesting.queueOf(semaphore).state();
+        SyncTesting.queueOf(semaphore).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquire(3)));
         assertSame(
                 failure,
                 assertThrows(IllegalStateException.class, () -> semaphore.acquire(1, CancellationToken.none())));
 
-        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
+        assertEquals(stateBefore, SyncTesting.queueOf(semaphore).state(), "the state word, bit for bit");
         assertEquals(1, semaphore.availablePermits());
         assertEquals(1, semaphore.queueLength());
-        semaphore.queue().setHooks(null);
+        SyncTesting.queueOf(semaphore).setHooks(null);
         semaphore.release(1);
         granted(queued).close();
         assertPermits(semaphore, 2);
@@ -96,18 +96,18 @@ class WaiterAllocationFailureTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
         CompletableFuture<Guard> queued = waiting(semaphore.acquire(1));
         IllegalStateException failure = new IllegalStateException("allocation failed");
-        long stateBefore = semaphore.queue().state();
-        semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        long stateBefore = SyncTesting.queueOf(semaphore).state();
+        SyncTesting.queueOf(semaphore).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquireBlocking(2)));
         assertSame(
                 failure,
                 assertThrows(IllegalStateException.class, () -> semaphore.tryAcquire(1, Duration.ofSeconds(1))));
 
-        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
+        assertEquals(stateBefore, SyncTesting.queueOf(semaphore).state(), "the state word, bit for bit");
         assertEquals(0, semaphore.availablePermits());
         assertEquals(1, semaphore.queueLength());
-        semaphore.queue().setHooks(null);
+        SyncTesting.queueOf(semaphore).setHooks(null);
         semaphore.release(2);
         granted(queued).close();
         assertPermits(semaphore, 2);
@@ -117,13 +117,13 @@ class WaiterAllocationFailureTest {
     void failedSemaphoreAcquireWithNobodyQueuedLeavesTheFreePermitsTakable() {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         IllegalStateException failure = new IllegalStateException("allocation failed");
-        long stateBefore = semaphore.queue().state();
-        semaphore.queue().setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
+        long stateBefore = SyncTesting.queueOf(semaphore).state();
+        SyncTesting.queueOf(semaphore).setHooks(new FailingHooks(Point.WAITER_ALLOCATION, failure));
 
         assertSame(failure, assertThrows(IllegalStateException.class, () -> semaphore.acquire(3)));
 
-        assertEquals(stateBefore, semaphore.queue().state(), "the state word, bit for bit");
-        semaphore.queue().setHooks(null);
+        assertEquals(stateBefore, SyncTesting.queueOf(semaphore).state(), "the state word, bit for bit");
+        SyncTesting.queueOf(semaphore).setHooks(null);
         assertTrue(semaphore.tryAcquirePermits(1), "nobody waits, so the free permit can be taken");
         semaphore.release(1);
         assertPermits(semaphore, 1);
@@ -133,20 +133,20 @@ class WaiterAllocationFailureTest {
     void anErrorFromTheAllocationReachesTheCallerUnchanged() {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
-        mutex.queue().setHooks(p -> {
+        SyncTesting.queueOf(mutex).setHooks(p -> {
             if (p == Point.WAITER_ALLOCATION) {
                 throw NO_MEMORY;
             }
         });
 
-        long stateBefore = mutex.queue().state();
+        long stateBefore = SyncTesting.queueOf(mutex).state();
 
         assertSame(NO_MEMORY, assertThrows(OutOfMemoryError.class, mutex::acquire));
 
-        assertEquals(stateBefore, mutex.queue().state(), "the state word, bit for bit");
+        assertEquals(stateBefore, SyncTesting.queueOf(mutex).state(), "the state word, bit for bit");
         assertTrue(mutex.isLocked());
         assertEquals(0, mutex.queueLength());
-        mutex.queue().setHooks(null);
+        SyncTesting.queueOf(mutex).setHooks(null);
         mutex.unlock();
         assertFreeAndUsable(mutex);
     }

@@ -44,6 +44,11 @@ final class Acquirer<K, V> {
                 return (PooledHandle<K, V>) attempt;
             }
             if (attempt instanceof Attempt.NeedsCapacity) {
+                if (core.slots().occupied(key)) {
+                    // the releases this attempt applied handed their capacity to a waiter for this
+                    // very key, which created it meanwhile: share that object
+                    continue;
+                }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
                         + core.capacity().maxObjects() + " objects the pool may hold are in use and none is idle; an"
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");

@@ -54,6 +54,11 @@ final class SlotTable<K, V> {
         return slot instanceof Entry ? (Entry<K, V>) slot : null;
     }
 
+    /** {@return whether the key's slot holds an entry or a creation} */
+    boolean occupied(K key) {
+        return slots.get(key) != null;
+    }
+
     /** {@return the entry of a pooled object, found by identity, or {@code null}} */
     Entry<K, V> byIdentity(V value) {
         return instances.get(new Identity(value));

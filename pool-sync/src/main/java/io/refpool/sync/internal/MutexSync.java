@@ -45,6 +45,11 @@ public final class MutexSync extends WaiterQueue {
         return casState(0L, LOCKED);
     }
 
+    @Override
+    protected boolean tryAcquireForGuard(int arg) {
+        return tryLockForGuard();
+    }
+
     /** {@return whether the uncontended CAS from free to held by a guard succeeded} */
     public boolean tryLockForGuard() {
         return casState(0L, HELD_BY_GUARD);
@@ -55,17 +60,7 @@ public final class MutexSync extends WaiterQueue {
         if (casState(LOCKED, 0L)) {
             return; // held, nobody queued: the common case, one CAS without a read before it
         }
-        for (; ; ) {
-            long s = state();
-            long next = releasedRaw(s, ONE);
-            if ((s & QUEUED) != 0) {
-                releaseRawSlow(ONE);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(ONE, true);
     }
 
     public boolean isLocked() {
@@ -77,17 +72,7 @@ public final class MutexSync extends WaiterQueue {
         if (casState(HELD_BY_GUARD, 0L)) {
             return;
         }
-        for (; ; ) {
-            long s = state();
-            long next = released(s, arg);
-            if ((s & QUEUED) != 0) {
-                releaseSlow(arg);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(arg, false);
     }
 
     @Override

@@ -59,6 +59,11 @@ public final class SemaphoreSync extends WaiterQueue {
         return tryTake(n, 0L);
     }
 
+    @Override
+    protected boolean tryAcquireForGuard(int arg) {
+        return tryTakeForGuard(arg);
+    }
+
     /** {@return whether {@code n} permits were taken at once for a guard}; fails while anyone is queued. */
     public boolean tryTakeForGuard(int n) {
         return tryTake(n, toGuard(n));
@@ -83,32 +88,12 @@ public final class SemaphoreSync extends WaiterQueue {
      *     guards; nothing changes
      */
     public void releaseRaw(int n) {
-        for (; ; ) {
-            long s = state();
-            long next = releasedRaw(s, n);
-            if ((s & QUEUED) != 0) {
-                releaseRawSlow(n);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(n, true);
     }
 
     @Override
     public void release(int n) {
-        for (; ; ) {
-            long s = state();
-            long next = released(s, n);
-            if ((s & QUEUED) != 0) {
-                releaseSlow(n);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(n, false);
     }
 
     @Override

@@ -65,6 +65,11 @@ public final class SharedSync extends WaiterQueue {
         return maxReaders;
     }
 
+    @Override
+    protected boolean tryAcquireForGuard(int arg) {
+        return arg == READ ? tryLockShared() : tryLockForGuard();
+    }
+
     /** The reader fast path: one CAS while no writer holds or waits, retried only against readers. */
     public boolean tryLockShared() {
         for (; ; ) {
@@ -108,17 +113,7 @@ public final class SharedSync extends WaiterQueue {
 
     /** Releases a writer that took the lock with {@link #tryLock()}. */
     public void unlock() {
-        for (; ; ) {
-            long s = state();
-            long next = releasedRaw(s, WRITE);
-            if ((s & QUEUED) != 0) {
-                releaseRawSlow(WRITE);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(WRITE, true);
     }
 
     @Override
@@ -127,17 +122,7 @@ public final class SharedSync extends WaiterQueue {
             unlockShared();
             return;
         }
-        for (; ; ) {
-            long s = state();
-            long next = released(s, WRITE);
-            if ((s & QUEUED) != 0) {
-                releaseSlow(WRITE);
-                return;
-            }
-            if (casState(s, next)) {
-                return;
-            }
-        }
+        releaseHeld(WRITE, false);
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.refpool.sync.Guard;
 import io.refpool.sync.internal.QueueHooks.Point;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -347,6 +348,29 @@ public abstract class WaiterQueue {
      * The contended release of a guard's share: under the queue lock, give {@code arg} back and
      * assign the resource to the eligible head waiters in one CAS; grant them after unlocking.
      */
+    /**
+     * Releases a hold of {@code arg} after the caller's fast CAS missed: refused by
+     * {@link #released} (or {@link #releasedRaw} for a hold taken without a guard) if it is not held
+     * so, changing nothing; handed to the head waiter if anyone is queued.
+     */
+    protected final void releaseHeld(int arg, boolean raw) {
+        for (; ; ) {
+            long s = state();
+            long next = raw ? releasedRaw(s, arg) : released(s, arg);
+            if ((s & QUEUED) != 0) {
+                if (raw) {
+                    releaseRawSlow(arg);
+                } else {
+                    releaseSlow(arg);
+                }
+                return;
+            }
+            if (casState(s, next)) {
+                return;
+            }
+        }
+    }
+
     protected final void releaseSlow(int arg) {
         releaseSlow(arg, Giving.GUARDED_SHARE);
     }
@@ -529,6 +553,71 @@ public abstract class WaiterQueue {
 
     /** {@return a short description of the lock for exception messages} */
     protected abstract String describe();
+
+    // ---------------------------------------------------------------- the acquire family of every front
+
+    /**
+     * The uncontended CAS of a hold of {@code arg} that a guard will release: no waiter, no
+     * allocation; fails while anyone is queued (no barging).
+     */
+    protected abstract boolean tryAcquireForGuard(int arg);
+
+    /**
+     * {@code acquire(token)} of every front: a ready stage if the hold is free, otherwise a place
+     * in line; a token already cancelled fails the stage.
+     */
+    public final CompletionStage<Guard> acquireStage(int arg, CancellationToken token) {
+        requireToken(token);
+        if (token.isCancellationRequested()) {
+            return cancelledStage();
+        }
+        if (tryAcquireForGuard(arg)) {
+            return readyStage(arg);
+        }
+        return acquireAsync(arg, token);
+    }
+
+    /**
+     * {@code acquireBlocking(token)} of every front: parks until granted.
+     *
+     * @param what names the lock and the hold in the message of an interrupt before the call
+     */
+    public final Guard acquireGuardBlocking(int arg, CancellationToken token, String what) throws InterruptedException {
+        requireToken(token);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring " + what);
+        }
+        throwIfCancelled(token);
+        if (!tryAcquireForGuard(arg)) {
+            awaitGrant(arg, token); // parks until granted
+        }
+        return readyGuard(arg); // one allocation site: the JIT can remove an uncontended guard
+    }
+
+    /** {@code tryAcquire()} of every front: the guard of a free hold, or empty. */
+    public final Optional<Guard> tryAcquireGuard(int arg) {
+        return tryAcquireForGuard(arg) ? Optional.of(readyGuard(arg)) : Optional.empty();
+    }
+
+    /**
+     * {@code tryAcquire(timeout)} of every front: waits in line at most {@code timeout}.
+     *
+     * @param what names the lock and the hold in the message of an interrupt before the call
+     */
+    public final Optional<Guard> tryAcquireGuard(int arg, java.time.Duration timeout, String what)
+            throws InterruptedException {
+        long nanos = timeoutNanos(timeout);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring " + what);
+        }
+        if (tryAcquireForGuard(arg)) {
+            return Optional.of(readyGuard(arg));
+        }
+        if (nanos == 0L) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(acquireBlocking(arg, CancellationToken.none(), nanos));
+    }
 
     // ---------------------------------------------------------------- helpers for the facades
 

@@ -52,6 +52,11 @@ class SharedMutexLockedRecheckTest {
         }
 
         @Override
+        protected boolean tryAcquireForGuard(int arg) {
+            return arg == SharedSync.READ && tryLockShared();
+        }
+
+        @Override
         protected boolean isEligible(long s, int arg) {
             Runnable task = onNextEligibilityCheck;
             if (task != null) {
