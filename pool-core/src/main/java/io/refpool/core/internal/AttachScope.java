@@ -48,11 +48,11 @@ final class AttachScope implements Attachment {
             throw new IllegalStateException("close() of the attachment at nesting level " + level + " while level "
                     + state.depth + " is still open: close attachments innermost first");
         }
-        open = false;
         if (level == 1) {
+            open = false;
             state.attacher.detachOutermost(state);
         } else {
-            state.depth = level - 1;
+            state.leaveNested(this);
         }
     }
 

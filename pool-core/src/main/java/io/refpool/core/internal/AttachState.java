@@ -5,7 +5,21 @@ import java.util.ArrayDeque;
 
 /**
  * One thread's attachment to one pool: its nesting depth, how it holds the gate, its reusable
- * scope objects and its disposal work list. Touched only by its own thread.
+ * scope objects and its disposal work list. Touched only by its own thread, and only through the
+ * transitions below (the disposal fields belong to {@link Disposals}).
+ *
+ * <pre>
+ *   depth    to        by                      also
+ *   0        1         {@link #enterOutermost}  attacher, exclusive and guard set; scope of level 1
+ *   d        d + 1     {@link #enterNested}     scope of level d + 1 reopened
+ *   d + 1    d         {@link #leaveNested}     (a scope of level &gt; 1 closed)
+ *   1        0         {@link #leaveOutermost}  attacher and guard cleared; the caller then leaves
+ *                                               the gate, so a grant it hands over finds depth 0
+ *   d        0         {@link #suspend}         detached(): base moves up by d, attacher and guard
+ *                                               cleared
+ *   0        d         {@link #resume}          the gate is held again; base and attacher restored
+ *   d        1         {@link #unwindTo1}       an async function returned with scopes left open
+ * </pre>
  *
  * <p>{@code attacher} is set only while the thread is attached, so a thread that outlives a pool
  * it once attached to does not keep the pool reachable through its thread-local map.
@@ -44,6 +58,61 @@ final class AttachState {
 
     AttachState(Thread thread) {
         this.thread = thread;
+    }
+
+    /** A nested attach: one level deeper, in a reopened scope object. */
+    AttachScope enterNested() {
+        int level = depth + 1;
+        AttachScope scope = open(level);
+        depth = level;
+        return scope;
+    }
+
+    /** The outermost attach, once the gate is entered ({@code guard} if it had to wait, else null). */
+    AttachScope enterOutermost(Attacher<?, ?> owner, boolean exclusively, Guard waitedGuard) {
+        attacher = owner;
+        exclusive = exclusively;
+        guard = waitedGuard;
+        depth = 1;
+        return open(1);
+    }
+
+    /** The nested {@code scope} closed: the depth drops back below its level. */
+    void leaveNested(AttachScope scope) {
+        scope.open = false;
+        depth = scope.level - 1;
+    }
+
+    /** The outermost detach. {@return the guard to close, or {@code null} to leave the gate raw} */
+    Guard leaveOutermost() {
+        depth = 0;
+        attacher = null;
+        Guard held = guard;
+        guard = null;
+        return held;
+    }
+
+    /** A {@code detached()} section starts. {@return the depth to resume at} */
+    int suspend() {
+        int suspended = depth;
+        base += suspended; // attachments opened meanwhile use the slots above the suspended ones
+        depth = 0;
+        attacher = null;
+        guard = null; // the caller leaves the gate with the guard it read before
+        return suspended;
+    }
+
+    /** A {@code detached()} section ends, the gate held again. */
+    void resume(Attacher<?, ?> owner, int suspended, Guard waitedGuard) {
+        guard = waitedGuard;
+        attacher = owner;
+        base -= suspended;
+        depth = suspended;
+    }
+
+    /** An async function returned with scopes still open inside its own: they end with it. */
+    void unwindTo1() {
+        depth = 1;
     }
 
     /** Drops an empty work list that grew in a long disposal loop, so its array does not stay. */

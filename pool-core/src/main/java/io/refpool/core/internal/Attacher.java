@@ -108,49 +108,47 @@ final class Attacher<K, V> {
                 throw new IllegalStateException("exclusive() on a thread that is already attached shared would wait"
                         + " for itself: call it before attaching, or from a detached() section");
             }
-            AttachScope scope = s.open(depth + 1);
-            s.depth = depth + 1;
-            releases.applyIfDirty(s);
-            return scope;
+            return attachNested(s);
         }
         if (!internal) {
             core.checkOpen("attach()");
         }
-        enterGate(s, token, exclusive, internal);
+        Guard guard = enterGate(token, exclusive, internal);
         if (!internal && core.isClosed()) {
-            leaveGate(s); // still detached: depth 0, no scope opened
+            leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
             throw new PoolClosedException("the pool closed while this thread waited to attach");
         }
-        s.attacher = this;
-        s.depth = 1;
-        AttachScope scope = s.open(1);
+        AttachScope scope = s.enterOutermost(this, exclusive, guard);
         releases.applyIfDirty(s);
         return scope;
     }
 
-    private void enterGate(AttachState s, CancellationToken token, boolean exclusive, boolean internal) {
+    /** A nested attach: one level deeper, then the flag's check. The only place it is done. */
+    private AttachScope attachNested(AttachState s) {
+        AttachScope scope = s.enterNested();
+        releases.applyIfDirty(s);
+        return scope;
+    }
+
+    /** {@return the guard of a wait for the gate, or {@code null} if it was entered at once} */
+    private Guard enterGate(CancellationToken token, boolean exclusive, boolean internal) {
         if (gate.tryEnter(exclusive)) {
-            s.guard = null;
-            s.exclusive = exclusive;
-            return;
+            return null;
         }
         PoolEvents.AttachWait event = new PoolEvents.AttachWait();
         event.begin();
         boolean interrupted = false;
         try {
-            if (internal) {
-                for (; ; ) {
-                    try {
-                        s.guard = gate.enterBlocking(exclusive, CancellationToken.none());
-                        break;
-                    } catch (InterruptedException e) {
-                        interrupted = true; // a drainer and close() finish their attach
-                    }
-                }
-            } else {
-                s.guard = waitForGate(exclusive, token);
+            if (!internal) {
+                return waitForGate(exclusive, token);
             }
-            s.exclusive = exclusive;
+            for (; ; ) {
+                try {
+                    return gate.enterBlocking(exclusive, CancellationToken.none());
+                } catch (InterruptedException e) {
+                    interrupted = true; // a drainer and close() finish their attach
+                }
+            }
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -189,39 +187,30 @@ final class Attacher<K, V> {
         try {
             releases.applyIfDirty(s);
         } finally {
-            s.depth = 0;
-            s.attacher = null;
-            leaveGate(s);
+            boolean exclusive = s.exclusive;
+            leaveGate(s.leaveOutermost(), exclusive);
         }
     }
 
-    private void leaveGate(AttachState s) {
-        Guard guard = s.guard;
-        s.guard = null;
+    private void leaveGate(Guard guard, boolean exclusive) {
         if (guard != null) {
             guard.close();
         } else {
-            gate.leave(s.exclusive);
+            gate.leave(exclusive);
         }
     }
 
     /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
     <T> T detached(AttachState s, Supplier<T> work) {
-        int depth = s.depth;
-        int base = s.base;
         boolean exclusive = s.exclusive;
         releases.applyIfDirty(s);
-        s.depth = 0;
-        s.base = base + depth; // attachments opened meanwhile use the slots above this one's
-        s.attacher = null;
-        leaveGate(s);
+        Guard held = s.guard;
+        int depth = s.suspend();
+        leaveGate(held, exclusive);
         try {
             return work.get();
         } finally {
-            enterGate(s, CancellationToken.none(), exclusive, true);
-            s.attacher = this;
-            s.base = base;
-            s.depth = depth;
+            s.resume(this, depth, enterGate(CancellationToken.none(), exclusive, true));
             releases.applyIfDirty(s);
         }
     }
@@ -269,35 +258,24 @@ final class Attacher<K, V> {
         AttachState s = states.get();
         if (s.depth > 0) {
             // granted on a thread that is attached already: run nested, then drop the extra hold
-            int level = s.depth + 1;
-            AttachScope scope = s.open(level);
-            s.depth = level;
+            AttachScope scope = s.enterNested();
             try {
                 releases.applyIfDirty(s);
                 return fn.apply(scope);
             } finally {
                 if (scope.open) {
-                    scope.open = false;
-                    s.depth = level - 1;
+                    s.leaveNested(scope);
                 }
-                if (guard != null) {
-                    guard.close();
-                } else {
-                    gate.leave(exclusive);
-                }
+                leaveGate(guard, exclusive);
             }
         }
-        s.attacher = this;
-        s.depth = 1;
-        s.exclusive = exclusive;
-        s.guard = guard;
-        AttachScope scope = s.open(1);
+        AttachScope scope = s.enterOutermost(this, exclusive, guard);
         try {
             releases.applyIfDirty(s);
             return fn.apply(scope);
         } finally {
             if (scope.open) {
-                s.depth = 1; // scopes that fn left open inside end with it
+                s.unwindTo1(); // scopes that fn left open inside end with it
                 scope.close();
             }
         }
