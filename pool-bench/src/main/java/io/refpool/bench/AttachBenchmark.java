@@ -58,8 +58,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@code nested}, {@code nestedLayout} and {@code nestedPool} are {@link Scales}: the runner runs
  * them at 1, 2 and 4 threads. On a 2-core machine, 4 threads (plus the sparse enqueuer) oversubscribe
  * the cores; that row shows behaviour under oversubscription, not scaling. {@code nestedLayout} runs
- * the {@code sparse} state with the flag padded ({@code refpool}) and unpadded ({@code unpadded},
- * {@link UnpaddedReleaseQueue}: the same protocol, the flag next to the queue's lock, list and size).
+ * with the flag padded ({@code refpool}) and unpadded ({@code unpadded}, {@link UnpaddedReleaseQueue}:
+ * the same protocol, the flag next to the queue's lock, list and size) while another thread
+ * enqueues one release at a time ({@code sparse}) or 64 back to back each millisecond
+ * ({@code burst}), writing the lines next to an unpadded flag while attachers read it.
  *
  * <p><b>{@code topLevel}</b> (ns/op) is an uncontended outermost {@code attach()} and
  * {@code close()} in each mode — the gate's {@code tryLock} pair and the check — against
@@ -155,7 +157,11 @@ public class AttachBenchmark {
                 case "empty":
                     break;
                 case "sparse":
-                    enqueuer = new SparseEnqueuer(queue);
+                    enqueuer = new SparseEnqueuer(queue, 1);
+                    enqueuer.start();
+                    break;
+                case "burst":
+                    enqueuer = new SparseEnqueuer(queue, SparseEnqueuer.BURST);
                     enqueuer.start();
                     break;
                 default:
@@ -202,16 +208,23 @@ public class AttachBenchmark {
         }
     }
 
-    /** The queue of {@code nestedLayout}: always in state {@code sparse}, padded or not. */
+    /**
+     * The queue of {@code nestedLayout}, padded or not, while another core enqueues: one by one
+     * ({@code sparse}) or in bursts that write the queue's lock, list and size back to back while
+     * the attachers read the flag ({@code burst}).
+     */
     @State(Scope.Benchmark)
     public static class LayoutQueue extends ScalingQueue {
         @Param({"refpool", "unpadded"})
         public String impl;
 
+        @Param({"sparse", "burst"})
+        public String state;
+
         /** Builds the queue and starts the enqueuer. */
         @Setup(Level.Trial)
         public void setUp() {
-            start(impl, "sparse");
+            start(impl, state);
         }
 
         /** Stops the enqueuer. */
@@ -235,7 +248,8 @@ public class AttachBenchmark {
     }
 
     /**
-     * The same nested attach and close, in state {@code sparse}, with the flag padded or not.
+     * The same nested attach and close while releases arrive one by one or in bursts, with the flag
+     * padded or not.
      *
      * @param queue the queue
      * @return what the check applied
@@ -299,15 +313,25 @@ public class AttachBenchmark {
         pool.pool.attach().close();
     }
 
-    /** Enqueues releases at about {@link SparseReleaser#CLOSES_PER_SECOND} per second on a thread of its own. */
+    /**
+     * Enqueues releases on a thread of its own: one at a time at about
+     * {@link SparseReleaser#CLOSES_PER_SECOND} per second, or {@link #BURST} back to back once a
+     * millisecond.
+     */
     static final class SparseEnqueuer implements Runnable {
-        private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1) / SparseReleaser.CLOSES_PER_SECOND;
+        static final int BURST = 64;
         private final QueueUnderTest queue;
+        private final int perWake;
+        private final long intervalNanos;
         private final Thread thread;
         private volatile boolean running = true;
 
-        SparseEnqueuer(QueueUnderTest queue) {
+        SparseEnqueuer(QueueUnderTest queue, int perWake) {
             this.queue = queue;
+            this.perWake = perWake;
+            this.intervalNanos = perWake == 1
+                    ? TimeUnit.SECONDS.toNanos(1) / SparseReleaser.CLOSES_PER_SECOND
+                    : TimeUnit.MILLISECONDS.toNanos(1);
             this.thread = new Thread(this, "sparse-enqueuer");
             thread.setDaemon(true);
         }
@@ -327,14 +351,16 @@ public class AttachBenchmark {
             Object release = new Object();
             long next = System.nanoTime();
             while (running) {
-                next += INTERVAL_NANOS;
+                next += intervalNanos;
                 long wait = next - System.nanoTime();
                 if (wait > 0) {
                     LockSupport.parkNanos(wait);
                 } else if (wait < -TimeUnit.MILLISECONDS.toNanos(1)) {
-                    next = System.nanoTime(); // behind schedule: drop the backlog instead of bursting
+                    next = System.nanoTime(); // behind schedule: drop the backlog
                 }
-                queue.enqueue(release);
+                for (int i = 0; i < perWake; i++) {
+                    queue.enqueue(release);
+                }
             }
         }
     }

@@ -534,6 +534,31 @@ class AdversarialRegressionTest {
         eventually().until(() -> resources.disposalCount() == 1); // disposed when its last handle closed
     }
 
+    /**
+     * Found by the soak: a stop-the-world section opened and closed inside a {@code detached()}
+     * section must not change how the suspended attachment holds the gate when it resumes, or its
+     * detach releases the wrong side of the lock and the gate stays held for ever.
+     */
+    @Test
+    void anExclusiveSectionInsideDetachedLeavesTheResumedAttachmentsHoldIntact() throws Exception {
+        RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(AttachMode.SHARED));
+        try (Attachment outer = pool.attach()) {
+            outer.detached(() -> {
+                pool.exclusive().close();
+                return null;
+            });
+        }
+        CancellationSource bound = new CancellationSource();
+        bound.cancelAfter(Duration.ofSeconds(10));
+        try (Attachment stopTheWorld = pool.core().exclusive(bound.token())) {
+            assertTrue(pool.isAttached(), "the gate was free for a stop-the-world section");
+        } finally {
+            bound.close();
+        }
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     /** The pool's closed state wins over "attach first" in an unattached acquire's message. */
     @Test
     void anUnattachedAcquireOnAClosedPoolSaysThePoolIsClosed() {

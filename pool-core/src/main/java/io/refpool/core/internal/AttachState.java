@@ -17,7 +17,8 @@ import java.util.ArrayDeque;
  *                                               the gate, so a grant it hands over finds depth 0
  *   d        0         {@link #suspend}         detached(): base moves up by d, attacher and guard
  *                                               cleared
- *   0        d         {@link #resume}          the gate is held again; base and attacher restored
+ *   0        d         {@link #resume}          the gate is held again; base, attacher and the way
+ *                                               the gate is held restored
  *   d        1         {@link #unwindTo1}       an async function returned with scopes left open
  * </pre>
  *
@@ -103,7 +104,8 @@ final class AttachState {
     }
 
     /** A {@code detached()} section ends, the gate held again. */
-    void resume(Attacher<?, ?> owner, int suspended, Guard waitedGuard) {
+    void resume(Attacher<?, ?> owner, int suspended, boolean exclusively, Guard waitedGuard) {
+        exclusive = exclusively; // an attachment opened and closed meanwhile may have changed it
         guard = waitedGuard;
         attacher = owner;
         base -= suspended;

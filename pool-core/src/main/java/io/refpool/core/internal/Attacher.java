@@ -210,7 +210,7 @@ final class Attacher<K, V> {
         try {
             return work.get();
         } finally {
-            s.resume(this, depth, enterGate(CancellationToken.none(), exclusive, true));
+            s.resume(this, depth, exclusive, enterGate(CancellationToken.none(), exclusive, true));
             releases.applyIfDirty(s);
         }
     }
