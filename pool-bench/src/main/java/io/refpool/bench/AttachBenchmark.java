@@ -318,32 +318,19 @@ public class AttachBenchmark {
      * {@link SparseReleaser#CLOSES_PER_SECOND} per second, or {@link #BURST} back to back once a
      * millisecond.
      */
-    static final class SparseEnqueuer implements Runnable {
+    static final class SparseEnqueuer extends PacedThread {
         static final int BURST = 64;
         private final QueueUnderTest queue;
         private final int perWake;
         private final long intervalNanos;
-        private final Thread thread;
-        private volatile boolean running = true;
 
         SparseEnqueuer(QueueUnderTest queue, int perWake) {
+            super("sparse-enqueuer");
             this.queue = queue;
             this.perWake = perWake;
             this.intervalNanos = perWake == 1
                     ? TimeUnit.SECONDS.toNanos(1) / SparseReleaser.CLOSES_PER_SECOND
                     : TimeUnit.MILLISECONDS.toNanos(1);
-            this.thread = new Thread(this, "sparse-enqueuer");
-            thread.setDaemon(true);
-        }
-
-        void start() {
-            thread.start();
-        }
-
-        void stop() throws InterruptedException {
-            running = false;
-            LockSupport.unpark(thread);
-            thread.join(TimeUnit.SECONDS.toMillis(10));
         }
 
         @Override
@@ -351,13 +338,7 @@ public class AttachBenchmark {
             Object release = new Object();
             long next = System.nanoTime();
             while (running) {
-                next += intervalNanos;
-                long wait = next - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                } else if (wait < -TimeUnit.MILLISECONDS.toNanos(1)) {
-                    next = System.nanoTime(); // behind schedule: drop the backlog
-                }
+                next = pace(next + intervalNanos);
                 for (int i = 0; i < perWake; i++) {
                     queue.enqueue(release);
                 }
@@ -365,24 +346,16 @@ public class AttachBenchmark {
         }
     }
 
-    /**
-     * Closes handles off-attachment at about {@link #CLOSES_PER_SECOND} per second on a daemon
-     * thread of its own, acquiring them in batches through a short attached section.
-     */
-    static final class SparseReleaser implements Runnable {
-        static final long CLOSES_PER_SECOND = 20_000;
-        private static final int BATCH = 100;
-        private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1) / CLOSES_PER_SECOND;
-        /** Further behind schedule than this, the releaser drops the backlog instead of bursting. */
+    /** A daemon thread running a paced loop until stopped; behind schedule it drops the backlog. */
+    abstract static class PacedThread implements Runnable {
+        /** Further behind schedule than this, the loop drops the backlog instead of bursting. */
         private static final long MAX_LAG_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
-        private final RefPool<String, Object> pool;
         private final Thread thread;
-        private volatile boolean running = true;
+        volatile boolean running = true;
 
-        SparseReleaser(RefPool<String, Object> pool) {
-            this.pool = pool;
-            this.thread = new Thread(this, "sparse-releaser");
+        PacedThread(String name) {
+            this.thread = new Thread(this, name);
             thread.setDaemon(true);
         }
 
@@ -394,6 +367,34 @@ public class AttachBenchmark {
             running = false;
             LockSupport.unpark(thread);
             thread.join(TimeUnit.SECONDS.toMillis(10));
+        }
+
+        /** Parks until {@code next} (a {@code nanoTime}); {@return the schedule to continue from} */
+        long pace(long next) {
+            long wait = next - System.nanoTime();
+            if (wait > 0 && running) {
+                LockSupport.parkNanos(wait);
+            } else if (wait < -MAX_LAG_NANOS) {
+                return System.nanoTime();
+            }
+            return next;
+        }
+    }
+
+    /**
+     * Closes handles off-attachment at about {@link #CLOSES_PER_SECOND} per second on a daemon
+     * thread of its own, acquiring them in batches through a short attached section.
+     */
+    static final class SparseReleaser extends PacedThread {
+        static final long CLOSES_PER_SECOND = 20_000;
+        private static final int BATCH = 100;
+        private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1) / CLOSES_PER_SECOND;
+
+        private final RefPool<String, Object> pool;
+
+        SparseReleaser(RefPool<String, Object> pool) {
+            super("sparse-releaser");
+            this.pool = pool;
         }
 
         @Override
@@ -418,13 +419,7 @@ public class AttachBenchmark {
                     attached.close();
                 }
                 for (Handle<Object> handle : batch) {
-                    next += INTERVAL_NANOS;
-                    long wait = next - System.nanoTime();
-                    if (wait > 0 && running) {
-                        LockSupport.parkNanos(wait);
-                    } else if (wait < -MAX_LAG_NANOS) {
-                        next = System.nanoTime();
-                    }
+                    next = pace(next + INTERVAL_NANOS);
                     handle.close(); // detached: a pending decrement for the attaching threads
                 }
                 batch.clear();
