@@ -1,11 +1,11 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.BOUND;
-import static io.refpool.core.TestThreads.awaitParked;
-import static io.refpool.core.TestThreads.eventually;
-import static io.refpool.core.TestThreads.fork;
-import static io.refpool.core.TestThreads.forkRun;
-import static io.refpool.core.TestThreads.unstartedRun;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -14,10 +14,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
 import io.refpool.core.internal.PoolHooks.Point;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit.Forked;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
 import java.time.Duration;

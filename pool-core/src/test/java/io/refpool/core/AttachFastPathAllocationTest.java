@@ -3,6 +3,7 @@ package io.refpool.core;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
+import io.refpool.testkit.AllocationMeter;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -28,7 +29,7 @@ class AttachFastPathAllocationTest {
     void nestedAttachWithNothingPendingAllocatesNothing(AttachMode mode) throws Exception {
         RefPool<String, Resource> pool = pool(mode);
         try (Attachment outer = pool.attach()) {
-            double bytes = TestAllocationProbe.bytesPerOp(
+            double bytes = AllocationMeter.bytesPerOp(
                     NESTED_ATTACHES, () -> pool.attach().close());
             assertTrue(bytes < 1.0, () -> "a nested attach and close allocated " + bytes + " bytes");
         }
@@ -38,8 +39,7 @@ class AttachFastPathAllocationTest {
     @EnumSource(AttachMode.class)
     void uncontendedOutermostAttachAllocatesNothing(AttachMode mode) throws Exception {
         RefPool<String, Resource> pool = pool(mode);
-        double bytes =
-                TestAllocationProbe.bytesPerOp(200_000, () -> pool.attach().close());
+        double bytes = AllocationMeter.bytesPerOp(200_000, () -> pool.attach().close());
         assertTrue(bytes < 1.0, () -> "an uncontended attach and close allocated " + bytes + " bytes");
     }
 }

@@ -1,8 +1,8 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.awaitParked;
-import static io.refpool.core.TestThreads.fork;
-import static io.refpool.core.TestThreads.forkRun;
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -11,9 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
+import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +61,7 @@ class AttachModeTest {
         List<Forked<Void>> contenders = new ArrayList<>();
         for (int t = 0; t < CONTENDERS; t++) {
             contenders.add(forkRun("contender-" + t, () -> {
-                start.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                start.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
                 for (int i = 0; i < ATTACHES_EACH; i++) {
                     try (Attachment attached = pool.attach()) {
                         int now = inside.incrementAndGet();
@@ -90,7 +91,7 @@ class AttachModeTest {
                 try (Attachment attached = pool.attach();
                         Handle<Resource> handle = pool.acquire("common")) {
                     // only passes if every thread is attached at the same time
-                    allAttached.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                    allAttached.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
                 }
             }));
         }
@@ -116,12 +117,12 @@ class AttachModeTest {
                 try (Attachment attached = pool.attach()) {
                     sharedInside.incrementAndGet();
                     readersIn.countDown();
-                    assertTrue(mayLeave.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS));
+                    assertTrue(mayLeave.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS));
                     sharedInside.decrementAndGet();
                 }
             }));
         }
-        assertTrue(readersIn.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertTrue(readersIn.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS));
 
         CountDownLatch exclusiveMayLeave = new CountDownLatch(1);
         Forked<Integer> writer = fork("writer", () -> {
@@ -130,7 +131,7 @@ class AttachModeTest {
                 int readersSeen = sharedInside.get();
                 assertTrue(pool.isAttached(), "the exclusive thread counts as attached");
                 pool.acquire("exclusive-work").close();
-                assertTrue(exclusiveMayLeave.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS));
+                assertTrue(exclusiveMayLeave.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS));
                 exclusiveInside.decrementAndGet();
                 return readersSeen;
             }
@@ -148,7 +149,7 @@ class AttachModeTest {
             leave.get(t).countDown();
             readers.get(t).join();
         }
-        TestThreads.eventually().alias("the writer is in").until(() -> exclusiveInside.get() == 1);
+        TestKit.eventually().alias("the writer is in").until(() -> exclusiveInside.get() == 1);
         assertFalse(newcomer.outcome.isDone(), "a newcomer went in during the exclusive section");
 
         exclusiveMayLeave.countDown();

@@ -1,16 +1,17 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.awaitParked;
-import static io.refpool.core.TestThreads.fork;
-import static io.refpool.core.TestThreads.forkRun;
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
 import io.refpool.core.internal.PoolCore;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
+import io.refpool.testkit.TestKit.Forked;
 import java.lang.reflect.Method;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * cancellation callback could run.
  */
 class AttachWhileClosingTest {
-    private static final long BOUND = TestThreads.BOUND.toSeconds();
+    private static final long BOUND = TestKit.BOUND.toSeconds();
 
     /** What the waiter saw: its attach's failure, then whether it counted as attached. */
     private static final class Outcome {

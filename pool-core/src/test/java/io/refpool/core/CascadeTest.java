@@ -1,9 +1,10 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.forkRun;
+import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.refpool.core.TestResources.Resource;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -154,7 +155,7 @@ class CascadeTest {
 
         void assertAllDisposed() {
             pool.attach().close(); // applies the deferred child's release if nobody did yet
-            TestThreads.eventually().alias("all six objects disposed").until(() -> resources.disposalCount() == 6);
+            TestKit.eventually().alias("all six objects disposed").until(() -> resources.disposalCount() == 6);
             assertEquals(6, resources.createdCount());
             assertEquals(0, pool.stats().live());
             assertEquals(0, pool.stats().pendingDecrements());
@@ -200,7 +201,7 @@ class CascadeTest {
 
             parent.close();
 
-            TestThreads.eventually()
+            TestKit.eventually()
                     .alias("the drainer disposed everything")
                     .until(() -> pool.resources.disposalCount() == 6);
             pool.assertAllDisposed();

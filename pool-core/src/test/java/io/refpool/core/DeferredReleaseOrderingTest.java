@@ -1,14 +1,14 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.forkRun;
-import static io.refpool.core.TestThreads.unstartedRun;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
 import io.refpool.core.internal.ReleaseQueueHooks.Point;
+import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

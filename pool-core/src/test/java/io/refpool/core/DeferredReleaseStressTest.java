@@ -1,11 +1,12 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.fork;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
+import io.refpool.testkit.TestKit;
+import io.refpool.testkit.TestKit.Forked;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -34,7 +35,7 @@ class DeferredReleaseStressTest {
         for (int t = 0; t < RELEASERS; t++) {
             int thread = t;
             releasers.add(fork("releaser-" + t, () -> {
-                start.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                start.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
                 Handle<?>[] handles = new Handle<?>[HANDLES_PER_OBJECT];
                 Resource[] owners = new Resource[HANDLES_PER_OBJECT];
                 long closes = 0;
@@ -60,7 +61,7 @@ class DeferredReleaseStressTest {
         List<Forked<Long>> attachers = new ArrayList<>();
         for (int t = 0; t < ATTACHERS; t++) {
             attachers.add(fork("attacher-" + t, () -> {
-                start.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                start.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
                 long attaches = 0;
                 while (!releasers.stream().allMatch(r -> r.outcome.isDone())) {
                     try (Attachment outer = pool.attach()) {

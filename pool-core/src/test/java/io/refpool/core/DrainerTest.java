@@ -1,8 +1,8 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.eventually;
-import static io.refpool.core.TestThreads.forkRun;
-import static io.refpool.core.TestThreads.unstartedRun;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
-import io.refpool.core.TestThreads.Forked;
 import io.refpool.core.internal.ReleaseQueueHooks.Point;
+import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestThreads.fork;
-import static io.refpool.core.TestThreads.forkRun;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -20,6 +20,7 @@ import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -384,7 +385,7 @@ class PoolFaultInjectionTest {
             }
             if (thread.isAlive()) {
                 scenario.violations.add(
-                        "the scenario thread hung for " + SCENARIO_BOUND + ": " + TestThreads.describeStack(thread));
+                        "the scenario thread hung for " + SCENARIO_BOUND + ": " + TestKit.describeStack(thread));
             }
             plan.quiet(true); // a timer that fires after the run counts for nothing
             if (plan.target() != null && !plan.fired() && config.leaks() != LeakDetection.SAMPLED) {
@@ -868,7 +869,7 @@ class PoolFaultInjectionTest {
             }
             if (thread.isAlive()) {
                 violations.add(name + " did not finish within " + HELPER_BOUND + "; " + pool.stats() + ": "
-                        + TestThreads.describeStack(thread));
+                        + TestKit.describeStack(thread));
                 throw new Hung();
             }
         }
@@ -895,9 +896,9 @@ class PoolFaultInjectionTest {
         };
         RefPool<String, Session> pool =
                 engine.build(engine.builder().attachMode(AttachMode.SHARED).maxObjects(2));
-        List<TestThreads.Forked<Handle<Session>>> attached = new ArrayList<>();
+        List<TestKit.Forked<Handle<Session>>> attached = new ArrayList<>();
         for (int t = 0; t < 3; t++) {
-            attached.add(TestThreads.fork("acquirer-" + t, () -> {
+            attached.add(TestKit.fork("acquirer-" + t, () -> {
                 try (Attachment attachment = pool.attach()) {
                     return pool.acquire("k");
                 }
@@ -905,7 +906,7 @@ class PoolFaultInjectionTest {
             if (t == 0) {
                 TestKeyedPoolFixtures.awaitLatch(creating);
             } else {
-                TestThreads.awaitParked(attached.get(t).thread); // waiting for the creation under way
+                TestKit.awaitParked(attached.get(t).thread); // waiting for the creation under way
             }
         }
         List<CompletableFuture<Handle<Session>>> async = List.of(
@@ -914,7 +915,7 @@ class PoolFaultInjectionTest {
         fail.countDown();
 
         List<String> problems = new ArrayList<>();
-        for (TestThreads.Forked<Handle<Session>> acquirer : attached) {
+        for (TestKit.Forked<Handle<Session>> acquirer : attached) {
             Throwable seen = acquirer.joinFailure();
             String problem = factoryFailureShapeProblem(seen, fault);
             if (problem != null) {

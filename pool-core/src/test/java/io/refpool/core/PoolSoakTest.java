@@ -11,6 +11,7 @@ import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -273,7 +274,7 @@ class PoolSoakTest {
                     throw new AssertionError("thread soak-" + t + " failed", failed.getCause());
                 } catch (TimeoutException hung) {
                     throw new AssertionError("thread soak-" + t + " did not finish within " + BOUND + ": "
-                            + TestThreads.describeStack(workers.get(t)));
+                            + TestKit.describeStack(workers.get(t)));
                 }
             }
             Handle<Session> left;

@@ -77,8 +77,10 @@ class ResurrectionTest {
             });
             try (Handle<Session> again = pool.acquire("image-7")) {
                 again.get().openHandles.incrementAndGet();
-                // this thread stays attached; the drainer attaches (shared) and applies the close
-                eventually().until(() -> pool.stats().pendingDecrements() == 0);
+                // this thread stays attached; the drainer attaches (shared) and applies the close. The
+                // queue empties when the drainer takes its batch, before it applies it and counts
+                // the drain, so wait for the count too
+                eventually().until(() -> pool.stats().pendingDecrements() == 0 && pool.stats().drains() == 1);
                 assertEquals(1, pool.stats().drains());
                 assertFalse(again.get().isDisposed());
                 assertEquals(1, pool.stats().live());

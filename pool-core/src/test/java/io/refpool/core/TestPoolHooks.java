@@ -1,6 +1,7 @@
 package io.refpool.core;
 
 import io.refpool.core.internal.PoolHooks;
+import io.refpool.testkit.TestKit;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -31,7 +32,7 @@ final class TestPoolHooks implements PoolHooks {
 
         /** Blocks until a thread is held at the point. */
         void awaitArrival() throws InterruptedException {
-            if (!arrived.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS)) {
+            if (!arrived.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS)) {
                 throw new AssertionError("no thread reached " + point);
             }
         }
@@ -44,7 +45,7 @@ final class TestPoolHooks implements PoolHooks {
         private void hold() {
             arrived.countDown();
             try {
-                if (!proceed.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                if (!proceed.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS)) {
                     throw new AssertionError("held at " + point + " and never let go");
                 }
             } catch (InterruptedException e) {

@@ -1,6 +1,7 @@
 package io.refpool.core;
 
 import io.refpool.core.internal.ReleaseQueueHooks;
+import io.refpool.testkit.TestKit;
 import java.util.EnumMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +53,7 @@ final class TestReleaseHooks implements ReleaseQueueHooks {
         }
         arrived.countDown();
         try {
-            if (!proceed.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS)) {
+            if (!proceed.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS)) {
                 throw new AssertionError("paused at " + point + " and never let go");
             }
         } catch (InterruptedException e) {
@@ -67,7 +68,7 @@ final class TestReleaseHooks implements ReleaseQueueHooks {
 
     /** Blocks until the paused thread reached the point. */
     void awaitArrival() throws InterruptedException {
-        if (!arrived.await(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS)) {
+        if (!arrived.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS)) {
             throw new AssertionError("no thread reached " + pausePoint);
         }
     }

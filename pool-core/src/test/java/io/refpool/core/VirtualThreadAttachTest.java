@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
+import io.refpool.testkit.TestKit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -59,7 +60,7 @@ class VirtualThreadAttachTest {
                         mailboxes.get(i).complete(forNeighbour);
                     }
                     Handle<Resource> received =
-                            mailboxes.get((i + 1) % THREADS).get(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                            mailboxes.get((i + 1) % THREADS).get(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
                     Resource theirs = received.get();
                     theirs.openHandles.decrementAndGet();
                     received.close(); // detached: deferred
@@ -76,7 +77,7 @@ class VirtualThreadAttachTest {
                 }));
             }
             for (Future<?> f : done) {
-                f.get(TestThreads.BOUND.toSeconds(), TimeUnit.SECONDS);
+                f.get(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS);
             }
         } finally {
             threads.shutdownNow();

@@ -1,9 +1,9 @@
 package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
-import static io.refpool.sync.SyncTesting.eventually;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -2,11 +2,11 @@ package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
 import static io.refpool.sync.SyncTesting.awaitQueued;
-import static io.refpool.sync.SyncTesting.eventually;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.notGranted;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -81,7 +82,7 @@ class AsyncMutexCancellationTest {
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -105,7 +106,7 @@ class AsyncMutexCancellationTest {
         CompletableFuture<Guard> popped = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -124,12 +125,12 @@ class AsyncMutexCancellationTest {
     void interruptOfAPoppedBlockingWaiterPassesTheLockOn() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
-        SyncTesting.Forked<Guard> blocked = fork("blocked", mutex::acquireBlocking);
+        TestKit.Forked<Guard> blocked = fork("blocked", mutex::acquireBlocking);
         awaitQueued(mutex, 1);
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -149,12 +150,12 @@ class AsyncMutexCancellationTest {
     void timeoutOfAPoppedBlockingWaiterPassesTheLockOn() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
-        SyncTesting.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(Duration.ofMillis(200)));
+        TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(Duration.ofMillis(200)));
         awaitQueued(mutex, 1);
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -202,7 +203,7 @@ class AsyncMutexCancellationTest {
     void interruptedBlockingWaiterLeavesTheQueueAndOwnsNothing() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
-        SyncTesting.Forked<Guard> blocked = fork("blocked", mutex::acquireBlocking);
+        TestKit.Forked<Guard> blocked = fork("blocked", mutex::acquireBlocking);
         awaitQueued(mutex, 1);
 
         blocked.thread.interrupt();
@@ -217,7 +218,7 @@ class AsyncMutexCancellationTest {
     void timedOutWaiterLeavesTheQueueAndOwnsNothing() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
-        SyncTesting.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(Duration.ofMillis(50)));
+        TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(Duration.ofMillis(50)));
         awaitQueued(mutex, 1);
         CompletableFuture<Guard> behind = waiting(mutex.acquire());
 

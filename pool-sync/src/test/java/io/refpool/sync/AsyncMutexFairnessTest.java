@@ -2,14 +2,15 @@ package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
 import static io.refpool.sync.SyncTesting.awaitQueued;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +48,7 @@ class AsyncMutexFairnessTest {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
         List<Integer> order = new ArrayList<>(); // written under the mutex only
-        List<SyncTesting.Forked<Void>> threads = new ArrayList<>();
+        List<TestKit.Forked<Void>> threads = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             int index = i;
             threads.add(fork("waiter-" + i, () -> {
@@ -60,7 +61,7 @@ class AsyncMutexFairnessTest {
         }
 
         mutex.unlock();
-        for (SyncTesting.Forked<Void> t : threads) {
+        for (TestKit.Forked<Void> t : threads) {
             t.join();
         }
 
@@ -77,7 +78,7 @@ class AsyncMutexFairnessTest {
             order.add("async-0");
             guard.close();
         });
-        SyncTesting.Forked<Void> blocking = fork("blocking-1", () -> {
+        TestKit.Forked<Void> blocking = fork("blocking-1", () -> {
             try (Guard guard = mutex.acquireBlocking()) {
                 order.add("blocking-1");
             }
@@ -93,7 +94,7 @@ class AsyncMutexFairnessTest {
 
         mutex.unlock();
         blocking.join();
-        last.get(SyncTesting.BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        last.get(TestKit.BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
 
         assertEquals(List.of("async-0", "blocking-1", "async-2"), order);
         assertFreeAndUsable(mutex);
@@ -141,7 +142,7 @@ class AsyncMutexFairnessTest {
         CompletableFuture<Guard> head = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -169,8 +170,8 @@ class AsyncMutexFairnessTest {
             order.add("first");
             guard.close();
         });
-        SyncTesting.Forked<Boolean> timed = fork("timed", () -> {
-            java.util.Optional<Guard> guard = mutex.tryAcquire(SyncTesting.BOUND);
+        TestKit.Forked<Boolean> timed = fork("timed", () -> {
+            java.util.Optional<Guard> guard = mutex.tryAcquire(TestKit.BOUND);
             guard.ifPresent(g -> {
                 order.add("timed");
                 g.close();

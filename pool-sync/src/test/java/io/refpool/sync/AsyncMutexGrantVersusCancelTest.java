@@ -1,15 +1,16 @@
 package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
-import static io.refpool.sync.SyncTesting.eventually;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Grant versus cancel on {@link AsyncMutex}, raced 1,000 rounds for each way a wait can end early
  * (the future's cancel, complete and completeExceptionally, orTimeout, completeOnTimeout, a
- * blocking timeout, an interrupt): each round the release and the cancellation start together, and
- * exactly one outcome holds — the waiter owns the lock, or it was cancelled and owns nothing — and
+ * blocking timeout, an interrupt): each round the release and the cancellation start together (or,
+ * for a timeout, the release sweeps across it), exactly one outcome holds — the waiter owns the lock, or it was cancelled and owns nothing — and
  * the lock ends free.
  */
 class AsyncMutexGrantVersusCancelTest {
@@ -42,7 +43,7 @@ class AsyncMutexGrantVersusCancelTest {
                 owned += checkExactlyOneOutcome(name, round, mutex, waiter, cancelWon.get()) ? 1 : 0;
             }
         }
-        System.out.printf("%s: granted %d of %d rounds%n", name, owned, ROUNDS);
+        SyncTesting.assertBothOutcomes(name, owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 
@@ -91,6 +92,19 @@ class AsyncMutexGrantVersusCancelTest {
         raceAsync("completeExceptionally", waiter -> waiter.completeExceptionally(new IllegalStateException("x")));
     }
 
+    /**
+     * The timeout of the timed races; the holder unlocks after a delay swept from zero to {@link
+     * #SWEEP_STEP} times 49, far past it, so early rounds of each sweep are granted and late ones
+     * time out, and the rounds in between race the timer.
+     */
+    private static final long TIMEOUT_NANOS = 100_000;
+
+    private static final long SWEEP_STEP = 40_000;
+
+    private static long unlockDelay(int round) {
+        return (round % 50) * SWEEP_STEP;
+    }
+
     @Test
     void orTimeoutRacingTheGrantEndsOwnedOrCancelled() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
@@ -98,13 +112,14 @@ class AsyncMutexGrantVersusCancelTest {
         for (int round = 0; round < ROUNDS; round++) {
             assertTrue(mutex.tryLock());
             CompletableFuture<Guard> waiter = waiting(mutex.acquire());
-            waiter.orTimeout((round % 50) * 4L, TimeUnit.MICROSECONDS);
+            waiter.orTimeout(TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
+            SyncTesting.spinFor(unlockDelay(round));
             mutex.unlock();
             eventually().until(waiter::isDone);
             boolean timedOut = waiter.isCompletedExceptionally();
             owned += checkExactlyOneOutcome("orTimeout", round, mutex, waiter, timedOut) ? 1 : 0;
         }
-        System.out.printf("orTimeout: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("orTimeout", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 
@@ -115,13 +130,14 @@ class AsyncMutexGrantVersusCancelTest {
         for (int round = 0; round < ROUNDS; round++) {
             assertTrue(mutex.tryLock());
             CompletableFuture<Guard> waiter = waiting(mutex.acquire());
-            waiter.completeOnTimeout(FOREIGN, (round % 50) * 4L, TimeUnit.MICROSECONDS);
+            waiter.completeOnTimeout(FOREIGN, TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
+            SyncTesting.spinFor(unlockDelay(round));
             mutex.unlock();
             eventually().until(waiter::isDone);
             boolean timedOut = waiter.join() == FOREIGN;
             owned += checkExactlyOneOutcome("completeOnTimeout", round, mutex, waiter, timedOut) ? 1 : 0;
         }
-        System.out.printf("completeOnTimeout: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("completeOnTimeout", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 
@@ -129,11 +145,14 @@ class AsyncMutexGrantVersusCancelTest {
     void blockingTimeoutRacingTheGrantEndsOwnedOrTimedOut() throws Exception {
         AsyncMutex mutex = new AsyncMutex();
         int owned = 0;
+        Duration timeout = Duration.ofNanos(TIMEOUT_NANOS);
         for (int round = 0; round < ROUNDS; round++) {
             assertTrue(mutex.tryLock());
-            Duration timeout = Duration.ofNanos((round % 50) * 4_000L);
-            SyncTesting.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(timeout));
-            eventually().until(() -> mutex.queueLength() == 1 || timed.outcome.isDone());
+            TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> mutex.tryAcquire(timeout));
+            while (mutex.queueLength() == 0 && !timed.outcome.isDone()) {
+                Thread.onSpinWait(); // the clock of the sweep starts when the waiter is queued
+            }
+            SyncTesting.spinFor(unlockDelay(round));
             mutex.unlock();
             Optional<Guard> guard = timed.join();
             String where = "blocking timeout, round " + round + ": ";
@@ -145,7 +164,7 @@ class AsyncMutexGrantVersusCancelTest {
             assertFalse(mutex.isLocked(), where + "the lock ends free");
             assertEquals(0, mutex.queueLength(), where + "the queue ends empty");
         }
-        System.out.printf("blocking timeout: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("blocking timeout", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 
@@ -157,7 +176,7 @@ class AsyncMutexGrantVersusCancelTest {
             for (int round = 0; round < ROUNDS; round++) {
                 assertTrue(mutex.tryLock());
                 AtomicBoolean raceOver = new AtomicBoolean();
-                SyncTesting.Forked<Guard> blocked = fork("blocked", () -> {
+                TestKit.Forked<Guard> blocked = fork("blocked", () -> {
                     Guard guard;
                     try {
                         guard = mutex.acquireBlocking();
@@ -188,7 +207,7 @@ class AsyncMutexGrantVersusCancelTest {
                 assertEquals(0, mutex.queueLength(), where + "the queue ends empty");
             }
         }
-        System.out.printf("interrupt: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("interrupt", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 }

@@ -2,9 +2,9 @@ package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
 import static io.refpool.sync.SyncTesting.awaitQueued;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -68,7 +69,7 @@ class AsyncMutexTokenCancellationTest {
         AsyncMutex mutex = new AsyncMutex();
         assertTrue(mutex.tryLock());
         CancellationSource source = new CancellationSource();
-        SyncTesting.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
+        TestKit.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
         awaitQueued(mutex, 1);
 
         source.cancel();
@@ -93,7 +94,7 @@ class AsyncMutexTokenCancellationTest {
         java.util.concurrent.atomic.AtomicReference<Thread> blockedThread =
                 new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean stop = new AtomicBoolean();
-        SyncTesting.Forked<Void> waker = SyncTesting.forkRun("waker", () -> {
+        TestKit.Forked<Void> waker = TestKit.forkRun("waker", () -> {
             while (!stop.get()) {
                 Thread t = blockedThread.get();
                 if (t != null) {
@@ -104,7 +105,7 @@ class AsyncMutexTokenCancellationTest {
         try {
             for (int round = 0; round < ROUNDS; round++) {
                 CancellationSource source = new CancellationSource();
-                SyncTesting.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
+                TestKit.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
                 blockedThread.set(blocked.thread);
                 awaitQueued(mutex, 1);
                 source.cancel();
@@ -127,7 +128,7 @@ class AsyncMutexTokenCancellationTest {
         CancellationSource source = new CancellationSource();
         PausingHooks paused = new PausingHooks(Point.AFTER_WAITER_ALLOCATED);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> mutex.acquire(source.token()));
+        TestKit.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> mutex.acquire(source.token()));
         paused.awaitArrival(); // registration not made yet: it is, right after this point
 
         source.cancel();
@@ -150,7 +151,7 @@ class AsyncMutexTokenCancellationTest {
         CompletableFuture<Guard> next = waiting(mutex.acquire());
         PausingHooks paused = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION);
         SyncTesting.queueOf(mutex).setHooks(paused);
-        SyncTesting.Forked<Void> releaser = fork("releaser", () -> {
+        TestKit.Forked<Void> releaser = fork("releaser", () -> {
             mutex.unlock();
             return null;
         });
@@ -207,7 +208,7 @@ class AsyncMutexTokenCancellationTest {
                 assertEquals(0, mutex.queueLength(), where + "the queue ends empty");
             }
         }
-        System.out.printf("token: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("token", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 
@@ -219,7 +220,7 @@ class AsyncMutexTokenCancellationTest {
             for (int round = 0; round < ROUNDS; round++) {
                 assertTrue(mutex.tryLock());
                 CancellationSource source = new CancellationSource();
-                SyncTesting.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
+                TestKit.Forked<Guard> blocked = fork("blocked", () -> mutex.acquireBlocking(source.token()));
                 awaitQueued(mutex, 1);
                 racer.race(mutex::unlock, source::cancel, round % 64 - 32);
                 String where = "round " + round + ": ";
@@ -238,7 +239,7 @@ class AsyncMutexTokenCancellationTest {
                 assertEquals(0, mutex.queueLength(), where + "the queue ends empty");
             }
         }
-        System.out.printf("token, blocking: granted %d of %d rounds%n", owned, ROUNDS);
+        SyncTesting.assertBothOutcomes("token, blocking", owned, ROUNDS);
         assertFreeAndUsable(mutex);
     }
 }

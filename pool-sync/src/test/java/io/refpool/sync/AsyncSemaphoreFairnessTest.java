@@ -2,13 +2,14 @@ package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertPermits;
 import static io.refpool.sync.SyncTesting.awaitQueued;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +85,7 @@ class AsyncSemaphoreFairnessTest {
     void blockingRequestsAreGrantedInCallOrder() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(0, 3);
         List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
-        List<SyncTesting.Forked<Void>> threads = new ArrayList<>();
+        List<TestKit.Forked<Void>> threads = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             int index = i;
             threads.add(fork("request-" + i, () -> {
@@ -97,7 +98,7 @@ class AsyncSemaphoreFairnessTest {
         }
 
         semaphore.release(3);
-        for (SyncTesting.Forked<Void> t : threads) {
+        for (TestKit.Forked<Void> t : threads) {
             t.join();
         }
 
@@ -109,8 +110,7 @@ class AsyncSemaphoreFairnessTest {
     void timedRequestWaitsInLineAndGetsItsPermits() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
         CompletableFuture<Guard> first = waiting(semaphore.acquire(2));
-        SyncTesting.Forked<java.util.Optional<Guard>> timed =
-                fork("timed", () -> semaphore.tryAcquire(2, SyncTesting.BOUND));
+        TestKit.Forked<java.util.Optional<Guard>> timed = fork("timed", () -> semaphore.tryAcquire(2, TestKit.BOUND));
         awaitQueued(semaphore, 2);
 
         semaphore.release(2);

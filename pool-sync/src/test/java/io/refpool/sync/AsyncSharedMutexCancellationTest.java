@@ -1,19 +1,19 @@
 package io.refpool.sync;
 
-import static io.refpool.sync.SharedMutexTesting.BOUND;
 import static io.refpool.sync.SharedMutexTesting.assertFree;
 import static io.refpool.sync.SharedMutexTesting.awaitGuard;
 import static io.refpool.sync.SharedMutexTesting.awaitQueueLength;
 import static io.refpool.sync.SharedMutexTesting.future;
 import static io.refpool.sync.SharedMutexTesting.granted;
 import static io.refpool.sync.SharedMutexTesting.guardOf;
+import static io.refpool.testkit.TestKit.BOUND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.refpool.sync.SharedMutexTesting.TestThread;
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,12 +63,12 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> writer = lock.acquire();
         CountDownLatch bothInside = new CountDownLatch(2);
         CountDownLatch leave = new CountDownLatch(1);
-        List<TestThread> readers = new ArrayList<>();
+        List<TestKit.Forked<Void>> readers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            readers.add(TestThread.start("parked reader " + i, () -> {
+            readers.add(TestKit.forkRun("parked reader " + i, () -> {
                 try (Guard g = lock.acquireSharedBlocking()) {
                     bothInside.countDown();
-                    assertTrue(leave.await(SharedMutexTesting.BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                    assertTrue(leave.await(TestKit.BOUND.toMillis(), TimeUnit.MILLISECONDS));
                 }
             }));
             awaitQueueLength(lock, 2 + i);
@@ -76,11 +76,11 @@ class AsyncSharedMutexCancellationTest {
 
         assertTrue(future(writer).cancel(true));
 
-        assertTrue(bothInside.await(SharedMutexTesting.BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        assertTrue(bothInside.await(TestKit.BOUND.toMillis(), TimeUnit.MILLISECONDS));
         assertEquals(3, lock.readers(), "both parked readers share the lock with the first");
         leave.countDown();
-        for (TestThread r : readers) {
-            r.finish();
+        for (TestKit.Forked<Void> r : readers) {
+            r.join();
         }
         lock.unlockShared();
         assertFree(lock);
@@ -153,15 +153,15 @@ class AsyncSharedMutexCancellationTest {
         List<CompletionStage<Guard>> batch = List.of(lock.acquireShared(), lock.acquireShared(), lock.acquireShared());
         CompletionStage<Guard> nextWriter = lock.acquire();
 
-        TestThread releaser = new TestThread("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the batch is popped and counted as readers; no grant CAS yet
         assertEquals(3, lock.readers());
         assertTrue(future(batch.get(0)).cancel(true), "the cancel wins: the grant has not happened");
         hooks.proceed();
-        releaser.finish();
+        releaser.join();
         SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(future(batch.get(0)).isCancelled());
@@ -184,14 +184,14 @@ class AsyncSharedMutexCancellationTest {
         List<CompletionStage<Guard>> batch = List.of(lock.acquireShared(), lock.acquireShared());
         CompletionStage<Guard> nextWriter = lock.acquire();
 
-        TestThread releaser = new TestThread("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         batch.forEach(r -> assertTrue(future(r).cancel(true)));
         hooks.proceed();
-        releaser.finish();
+        releaser.join();
         SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(granted(nextWriter), "the last cancelled reader's share hands the lock on");
@@ -207,15 +207,15 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> writer = lock.acquire();
         List<CompletionStage<Guard>> readers = List.of(lock.acquireShared(), lock.acquireShared());
 
-        TestThread releaser = new TestThread("releaser", lock::unlockShared);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlockShared);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         assertTrue(lock.isWriteLocked(), "the writer is popped and counted as the holder");
         assertTrue(future(writer).cancel(true));
         hooks.proceed();
-        releaser.finish();
+        releaser.join();
         SyncTesting.queueOf(lock).setHooks(null);
 
         readers.forEach(r -> assertTrue(granted(r)));
@@ -232,8 +232,8 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> writer = lock.acquire();
         CompletionStage<Guard> readerBehind = lock.acquireShared();
 
-        TestThread releaser = new TestThread("releaser", lock::unlockShared);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlockShared);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the writer is popped and counted as the holder; no grant CAS yet
@@ -247,7 +247,7 @@ class AsyncSharedMutexCancellationTest {
             lock.unlockShared();
         } finally {
             hooks.proceed();
-            releaser.finish();
+            releaser.join();
             SyncTesting.queueOf(lock).setHooks(null);
         }
 
@@ -263,8 +263,8 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> reader = lock.acquireShared();
         CompletionStage<Guard> writerBehind = lock.acquire();
 
-        TestThread releaser = new TestThread("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival(); // the reader is popped and counted; no grant CAS yet
@@ -275,7 +275,7 @@ class AsyncSharedMutexCancellationTest {
             assertTrue(granted(writerBehind), "the writer behind the cancelled reader gets the lock");
         } finally {
             hooks.proceed();
-            releaser.finish();
+            releaser.join();
             SyncTesting.queueOf(lock).setHooks(null);
         }
 
@@ -290,13 +290,13 @@ class AsyncSharedMutexCancellationTest {
         assertTrue(lock.tryLock());
         CompletionStage<Guard> reader = lock.acquireShared();
 
-        TestThread releaser = new TestThread("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         hooks.proceed();
-        releaser.finish();
+        releaser.join();
         SyncTesting.queueOf(lock).setHooks(null);
         assertFalse(future(reader).cancel(true), "the grant already won");
 
@@ -348,7 +348,7 @@ class AsyncSharedMutexCancellationTest {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLockShared());
         AtomicReference<Throwable> writerOutcome = new AtomicReference<>();
-        TestThread writer = TestThread.start("writer", () -> {
+        TestKit.Forked<Void> writer = TestKit.forkRun("writer", () -> {
             try {
                 lock.acquireBlocking().close();
             } catch (InterruptedException expected) {
@@ -359,8 +359,8 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> reader = lock.acquireShared();
         assertFalse(granted(reader));
 
-        writer.interrupt();
-        writer.finish();
+        writer.thread.interrupt();
+        writer.join();
 
         assertTrue(writerOutcome.get() instanceof InterruptedException);
         assertTrue(granted(reader));
@@ -375,12 +375,12 @@ class AsyncSharedMutexCancellationTest {
         assertTrue(lock.tryLockShared());
         AtomicReference<Optional<Guard>> writerOutcome = new AtomicReference<>();
         // the timeout only has to outlast the reader's arrival below
-        TestThread writer =
-                TestThread.start("writer", () -> writerOutcome.set(lock.tryAcquire(Duration.ofMillis(500))));
+        TestKit.Forked<Void> writer =
+                TestKit.forkRun("writer", () -> writerOutcome.set(lock.tryAcquire(Duration.ofMillis(500))));
         awaitQueueLength(lock, 1);
         CompletionStage<Guard> reader = lock.acquireShared();
 
-        writer.finish();
+        writer.join();
 
         assertTrue(writerOutcome.get().isEmpty(), "the writer timed out");
         Guard r = awaitGuard(reader);
@@ -395,14 +395,14 @@ class AsyncSharedMutexCancellationTest {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLock());
         CompletionStage<Guard> writerBehind = lock.acquire();
-        TestThread reader = TestThread.start(
+        TestKit.Forked<Void> reader = TestKit.forkRun(
                 "reader",
                 () -> assertThrows(InterruptedException.class, () -> lock.acquireSharedBlocking()
                         .close()));
         awaitQueueLength(lock, 2);
 
-        reader.interrupt();
-        reader.finish();
+        reader.thread.interrupt();
+        reader.join();
 
         assertEquals(1, lock.queueLength());
         lock.unlock();
@@ -438,14 +438,14 @@ class AsyncSharedMutexCancellationTest {
         assertTrue(lock.tryLock());
         CompletionStage<Guard> writerBehind = lock.acquire();
         CancellationSource source = new CancellationSource();
-        TestThread reader = TestThread.start(
+        TestKit.Forked<Void> reader = TestKit.forkRun(
                 "reader",
                 () -> assertThrows(CancellationException.class, () -> lock.acquireSharedBlocking(source.token())
                         .close()));
         awaitQueueLength(lock, 2);
 
         assertTrue(source.cancel());
-        reader.finish();
+        reader.join();
 
         assertEquals(1, lock.queueLength());
         lock.unlock();
@@ -483,14 +483,14 @@ class AsyncSharedMutexCancellationTest {
         CompletionStage<Guard> reader = lock.acquireShared(source.token());
         CompletionStage<Guard> writerBehind = lock.acquire();
 
-        TestThread releaser = new TestThread("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser, 1);
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         releaser.start();
         hooks.awaitArrival();
         assertTrue(source.cancel());
         hooks.proceed();
-        releaser.finish();
+        releaser.join();
         SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(future(reader).isCompletedExceptionally());

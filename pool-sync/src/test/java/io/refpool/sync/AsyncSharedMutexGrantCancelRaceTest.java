@@ -1,11 +1,11 @@
 package io.refpool.sync;
 
-import static io.refpool.sync.SharedMutexTesting.BOUND;
 import static io.refpool.sync.SharedMutexTesting.assertFree;
 import static io.refpool.sync.SharedMutexTesting.awaitGuard;
 import static io.refpool.sync.SharedMutexTesting.future;
 import static io.refpool.sync.SharedMutexTesting.granted;
 import static io.refpool.sync.SharedMutexTesting.guardOf;
+import static io.refpool.testkit.TestKit.BOUND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -29,7 +29,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * A release that grants waiter X races, behind a barrier, with a cancellation of X, 1,000 times per
  * kind of cancellation and for X a reader and a writer. One CAS decides: either X owns the lock, or
- * its share goes to the waiter behind it. The lock always ends free with no reader counted.
+ * its share goes to the waiter behind it. The lock always ends free with no reader counted, and
+ * each race ends both ways within its rounds.
  */
 class AsyncSharedMutexGrantCancelRaceTest {
     private static final int ROUNDS = 1_000;
@@ -188,6 +189,7 @@ class AsyncSharedMutexGrantCancelRaceTest {
             assertFree(lock, where);
             assertEquals(0, lock.readers(), where);
         }
+        SyncTesting.assertBothOutcomes(role + " waiter, " + how + ", seed " + seed, balance.granted, ROUNDS);
     }
 
     @ParameterizedTest(name = "{0} waiter")
@@ -262,6 +264,7 @@ class AsyncSharedMutexGrantCancelRaceTest {
             x.join(BOUND.toMillis());
             assertFree(lock, where);
         }
+        SyncTesting.assertBothOutcomes(role + " waiter, " + how + ", seed " + seed, balance.granted, ROUNDS);
     }
 
     @ParameterizedTest(name = "{0} waiter")
@@ -270,12 +273,15 @@ class AsyncSharedMutexGrantCancelRaceTest {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         long seed = new SplittableRandom().nextLong();
         SplittableRandom random = new SplittableRandom(seed);
+        int owned = 0;
         for (int round = 0; round < ROUNDS; round++) {
             SpinBarrier start = new SpinBarrier();
             String where = role + " waiter, timeout, seed " + seed + ", round " + round;
             role.hold(lock);
-            Duration timeout = Duration.ofNanos(random.nextLong(1_000, 200_000));
-            int releaseSpins = random.nextInt(JITTER_SPINS);
+            // the timeout is about 100 us; the release is swept from at once to far past it, so early
+            // rounds of a sweep are granted, late ones time out, and those between race the timer
+            Duration timeout = Duration.ofNanos(random.nextLong(80_000, 120_000));
+            long releaseDelay = (round % 50) * 40_000L;
             CompletableFuture<Optional<Guard>> x = CompletableFuture.supplyAsync(
                     () -> {
                         await(start);
@@ -289,17 +295,19 @@ class AsyncSharedMutexGrantCancelRaceTest {
             CompletableFuture<Void> release = CompletableFuture.runAsync(
                     () -> {
                         await(start);
-                        spin(releaseSpins);
+                        SyncTesting.spinFor(releaseDelay);
                         role.releaseHolder(lock);
                     },
                     racers);
             release.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
             Optional<Guard> g = x.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 
+            owned += g.isPresent() ? 1 : 0;
             g.ifPresent(Guard::close);
             assertFree(lock, where);
             assertEquals(0, lock.readers(), where);
         }
+        SyncTesting.assertBothOutcomes(role + " waiter, timeout, seed " + seed, owned, ROUNDS);
     }
 
     /**
@@ -308,12 +316,14 @@ class AsyncSharedMutexGrantCancelRaceTest {
      */
     private static final class RaceBalance {
         private int delay;
+        int granted;
 
         int cancelDelay(SplittableRandom random) {
             return Math.max(0, delay + random.nextInt(-JITTER_SPINS, JITTER_SPINS + 1));
         }
 
         void record(boolean cancelWon) {
+            granted += cancelWon ? 0 : 1;
             int step = 4 + delay / 8;
             delay = cancelWon ? Math.min(MAX_DELAY_SPINS, delay + step) : Math.max(0, delay - step);
         }

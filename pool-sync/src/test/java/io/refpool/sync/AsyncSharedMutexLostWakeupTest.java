@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.refpool.sync.SharedMutexTesting.TestThread;
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,7 +34,7 @@ class AsyncSharedMutexLostWakeupTest {
             throws Exception {
         AtomicReference<Guard> guard = new AtomicReference<>();
         AtomicBoolean grantedAtReturn = new AtomicBoolean();
-        TestThread a = new TestThread("reader A", () -> {
+        TestKit.Forked<Void> a = TestKit.unstartedRun("reader A", () -> {
             if (blocking) {
                 guard.set(lock.acquireSharedBlocking());
                 grantedAtReturn.set(true);
@@ -44,13 +44,13 @@ class AsyncSharedMutexLostWakeupTest {
                 stage.thenAccept(guard::set);
             }
         });
-        PausingHooks hooks = new PausingHooks(point, a, 1);
+        PausingHooks hooks = new PausingHooks(point, a.thread, 1);
         SyncTesting.queueOf(lock).setHooks(hooks);
         a.start();
         hooks.awaitArrival();
         meanwhile.run();
         hooks.proceed();
-        a.finish(); // a blocking reader that parked would never return: the other readers keep holding
+        a.join(); // a blocking reader that parked would never return: the other readers keep holding
         SyncTesting.queueOf(lock).setHooks(null);
 
         assertTrue(grantedAtReturn.get(), "reader A must acquire without waiting");
@@ -147,7 +147,7 @@ class AsyncSharedMutexLostWakeupTest {
         for (int round = 0; round < 1_000; round++) {
             assertTrue(lock.tryLock());
             AtomicBoolean stop = new AtomicBoolean();
-            TestThread churn = new TestThread("churning readers", () -> {
+            TestKit.Forked<Void> churn = TestKit.unstartedRun("churning readers", () -> {
                 while (!stop.get()) {
                     if (lock.tryLockShared()) {
                         lock.unlockShared();
@@ -161,7 +161,7 @@ class AsyncSharedMutexLostWakeupTest {
                 churn.start();
             });
             stop.set(true);
-            churn.finish();
+            churn.join();
             assertEquals(2, lock.readers(), "round " + round);
             a.close();
             lock.unlockShared();
@@ -177,9 +177,9 @@ class AsyncSharedMutexLostWakeupTest {
         for (int round = 0; round < 1_000; round++) {
             assertTrue(lock.tryLockShared());
             AtomicReference<CompletionStage<Guard>> writer = new AtomicReference<>();
-            TestThread w = TestThread.start("writer", () -> writer.set(lock.acquire()));
+            TestKit.Forked<Void> w = TestKit.forkRun("writer", () -> writer.set(lock.acquire()));
             lock.unlockShared();
-            w.finish();
+            w.join();
             awaitGuard(writer.get()).close();
             assertFree(lock);
         }

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.refpool.sync.SharedMutexTesting.TestThread;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -258,13 +258,13 @@ class AsyncSharedMutexPolicyTest {
         List<String> entries = new CopyOnWriteArrayList<>();
         Guard first = lock.acquireSharedBlocking();
 
-        TestThread writer = TestThread.start("writer", () -> {
+        TestKit.Forked<Void> writer = TestKit.forkRun("writer", () -> {
             try (Guard g = lock.acquireBlocking()) {
                 entries.add("writer readers=" + lock.readers());
             }
         });
         awaitQueueLength(lock, 1);
-        TestThread reader = TestThread.start("reader", () -> {
+        TestKit.Forked<Void> reader = TestKit.forkRun("reader", () -> {
             try (Guard g = lock.acquireSharedBlocking()) {
                 entries.add("reader writeLocked=" + lock.isWriteLocked());
             }
@@ -273,8 +273,8 @@ class AsyncSharedMutexPolicyTest {
         assertTrue(entries.isEmpty());
 
         first.close();
-        writer.finish();
-        reader.finish();
+        writer.join();
+        reader.join();
         assertEquals(List.of("writer readers=0", "reader writeLocked=false"), entries);
         assertFree(lock);
     }

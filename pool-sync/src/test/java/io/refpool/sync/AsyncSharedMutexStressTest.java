@@ -1,12 +1,13 @@
 package io.refpool.sync;
 
-import static io.refpool.sync.SharedMutexTesting.BOUND;
 import static io.refpool.sync.SharedMutexTesting.assertFree;
+import static io.refpool.testkit.TestKit.BOUND;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -154,14 +155,14 @@ class AsyncSharedMutexStressTest {
         long seed = Long.getLong("refpool.stress.seed", System.nanoTime());
         String context = "seed " + seed;
 
-        List<SharedMutexTesting.TestThread> threads = new ArrayList<>();
+        List<TestKit.Forked<Void>> threads = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
             SplittableRandom random = new SplittableRandom(seed + t);
-            threads.add(SharedMutexTesting.TestThread.start("stress-" + t, () -> runOperations(random)));
+            threads.add(TestKit.forkRun("stress-" + t, () -> runOperations(random)));
         }
-        for (SharedMutexTesting.TestThread t : threads) {
+        for (TestKit.Forked<Void> t : threads) {
             try {
-                t.finish();
+                t.join();
             } catch (AssertionError e) {
                 throw new AssertionError(context + ": " + e.getMessage(), e);
             }

@@ -1,7 +1,7 @@
 package io.refpool.sync;
 
-import static io.refpool.sync.SharedMutexTesting.BOUND;
 import static io.refpool.sync.SharedMutexTesting.assertFree;
+import static io.refpool.testkit.TestKit.BOUND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

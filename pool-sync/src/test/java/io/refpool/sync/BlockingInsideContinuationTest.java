@@ -5,6 +5,7 @@ import static io.refpool.sync.SyncTesting.assertPermits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -55,7 +56,7 @@ class BlockingInsideContinuationTest {
                     order.add("first");
                     guard.close();
                     try {
-                        Optional<Guard> again = semaphore.tryAcquire(2, SyncTesting.BOUND);
+                        Optional<Guard> again = semaphore.tryAcquire(2, TestKit.BOUND);
                         order.add(again.isPresent() ? "first again" : "first timed out");
                         again.ifPresent(Guard::close);
                     } catch (InterruptedException e) {
@@ -77,7 +78,7 @@ class BlockingInsideContinuationTest {
 
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
         try {
-            return mutex.tryAcquire(SyncTesting.BOUND);
+            return mutex.tryAcquire(TestKit.BOUND);
         } catch (InterruptedException e) {
             throw new AssertionError(e);
         }

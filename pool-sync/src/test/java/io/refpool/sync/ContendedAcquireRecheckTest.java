@@ -2,14 +2,15 @@ package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertFreeAndUsable;
 import static io.refpool.sync.SyncTesting.assertPermits;
-import static io.refpool.sync.SyncTesting.fork;
 import static io.refpool.sync.SyncTesting.granted;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.internal.QueueHooks;
 import io.refpool.sync.internal.QueueHooks.Point;
+import io.refpool.testkit.TestKit;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +40,7 @@ class ContendedAcquireRecheckTest {
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
         SyncTesting.queueOf(mutex).setHooks(hooks);
-        SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
+        TestKit.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
         hooks.pause.awaitArrival(); // fast path failed, waiter allocated, queue lock not taken
 
         mutex.unlock(); // nobody is queued: the lock is simply freed
@@ -62,7 +63,7 @@ class ContendedAcquireRecheckTest {
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
         SyncTesting.queueOf(mutex).setHooks(hooks);
-        SyncTesting.Forked<Guard> acquirer = fork("acquirer", mutex::acquireBlocking);
+        TestKit.Forked<Guard> acquirer = fork("acquirer", mutex::acquireBlocking);
         hooks.pause.awaitArrival();
 
         mutex.unlock();
@@ -82,7 +83,7 @@ class ContendedAcquireRecheckTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         RecordingHooks hooks = new RecordingHooks();
         SyncTesting.queueOf(semaphore).setHooks(hooks);
-        SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> semaphore.acquire(3));
+        TestKit.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", () -> semaphore.acquire(3));
         hooks.pause.awaitArrival();
 
         semaphore.release(2);
@@ -103,7 +104,7 @@ class ContendedAcquireRecheckTest {
         assertTrue(mutex.tryLock());
         RecordingHooks hooks = new RecordingHooks();
         SyncTesting.queueOf(mutex).setHooks(hooks);
-        SyncTesting.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
+        TestKit.Forked<CompletionStage<Guard>> acquirer = fork("acquirer", mutex::acquire);
         hooks.pause.awaitArrival();
 
         hooks.pause.proceed(); // the holder keeps the lock

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -162,24 +163,24 @@ class RandomizedContentionStressTest {
 
         void execute() throws Exception {
             long deadline = System.nanoTime() + RUN.toNanos();
-            List<SyncTesting.Forked<Void>> workers = new ArrayList<>();
+            List<TestKit.Forked<Void>> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
                 int worker = w;
-                workers.add(SyncTesting.forkRun("worker-" + w, () -> work(worker, deadline)));
+                workers.add(TestKit.forkRun("worker-" + w, () -> work(worker, deadline)));
             }
             SplittableRandom random = new SplittableRandom(seed - 1);
             while (System.nanoTime() - deadline < 0) {
                 workers.get(random.nextInt(WORKERS)).thread.interrupt();
                 Thread.sleep(0, 200_000); // pacing of the interrupter, not a wait for a condition
             }
-            for (SyncTesting.Forked<Void> w : workers) {
+            for (TestKit.Forked<Void> w : workers) {
                 try {
                     w.join();
                 } catch (Exception | AssertionError e) {
                     throw new AssertionError(w.thread.getName() + " failed; " + seed(), e);
                 }
             }
-            SyncTesting.eventually().until(() -> futures.stream().allMatch(CompletableFuture::isDone));
+            TestKit.eventually().until(() -> futures.stream().allMatch(CompletableFuture::isDone));
 
             assertEquals(null, violation.get(), seed());
             assertEquals(0, held.get(), seed());

@@ -1,22 +1,19 @@
 package io.refpool.sync;
 
-import static org.awaitility.Awaitility.await;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 
 /** Small helpers shared by the {@link AsyncSharedMutex} tests. */
 final class SharedMutexTesting {
-    /** The bound of every "eventually" in these tests. */
-    static final Duration BOUND = Duration.ofSeconds(20);
 
     private SharedMutexTesting() {}
 
@@ -46,11 +43,7 @@ final class SharedMutexTesting {
 
     /** Waits, within {@link #BOUND}, until exactly {@code n} acquires are queued on {@code lock}. */
     static void awaitQueueLength(AsyncSharedMutex lock, int n) {
-        await().atMost(BOUND)
-                .pollInSameThread()
-                .pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(1))
-                .until(() -> lock.queueLength() == n);
+        eventually().until(() -> lock.queueLength() == n);
     }
 
     /** {@return the stage as a future, for inspection} */
@@ -75,51 +68,5 @@ final class SharedMutexTesting {
     static Guard awaitGuard(CompletionStage<Guard> stage)
             throws InterruptedException, ExecutionException, TimeoutException {
         return future(stage).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * A test thread that keeps what its body threw, so the test can rethrow it on {@link #finish()}.
-     */
-    static final class TestThread extends Thread {
-        private final Body body;
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
-
-        TestThread(String name, Body body) {
-            super(name);
-            this.body = body;
-            setDaemon(true);
-        }
-
-        static TestThread start(String name, Body body) {
-            TestThread t = new TestThread(name, body);
-            t.start();
-            return t;
-        }
-
-        @Override
-        public void run() {
-            try {
-                body.run();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }
-
-        /** Joins within {@link #BOUND} and rethrows what the body threw. */
-        void finish() throws InterruptedException {
-            join(BOUND.toMillis());
-            if (isAlive()) {
-                AssertionError stuck = new AssertionError(getName() + " did not finish within " + BOUND);
-                stuck.setStackTrace(getStackTrace());
-                throw stuck;
-            }
-            Throwable t = failure.get();
-            if (t instanceof Error) {
-                throw (Error) t;
-            }
-            if (t != null) {
-                throw new AssertionError(getName() + " failed", t);
-            }
-        }
     }
 }

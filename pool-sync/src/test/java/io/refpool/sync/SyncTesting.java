@@ -1,25 +1,18 @@
 package io.refpool.sync;
 
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.refpool.sync.internal.WaiterQueue;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import org.awaitility.Awaitility;
-import org.awaitility.core.ConditionFactory;
 
-/** Small helpers shared by the lock tests: bounded waits, forked threads, future outcomes. */
+/** Helpers of the lock tests: the queue behind a lock, a two-sided racer, future outcomes. */
 final class SyncTesting {
-    /** The bound of every wait in a test: long enough for a loaded machine, short enough to fail. */
-    static final Duration BOUND = Duration.ofSeconds(20);
-
     private SyncTesting() {}
 
     /**
@@ -34,86 +27,6 @@ final class SyncTesting {
         } catch (ReflectiveOperationException e) {
             throw new AssertionError("no waiter queue in " + lock, e);
         }
-    }
-
-    /** {@return an Awaitility condition for "eventually", bounded, polled from the test thread} */
-    static ConditionFactory eventually() {
-        return Awaitility.await()
-                .atMost(BOUND)
-                .pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(1))
-                .pollInSameThread();
-    }
-
-    /** A body run on a forked thread. */
-    @FunctionalInterface
-    interface Body<T> {
-        T call() throws Exception;
-    }
-
-    /** A platform thread running one body, and the outcome of that body. */
-    static final class Forked<T> {
-        final Thread thread;
-        final CompletableFuture<T> outcome = new CompletableFuture<>();
-
-        private Forked(String name, Body<T> body) {
-            this.thread = new Thread(
-                    () -> {
-                        try {
-                            outcome.complete(body.call());
-                        } catch (Throwable t) {
-                            outcome.completeExceptionally(t);
-                        }
-                    },
-                    name);
-            thread.setDaemon(true);
-        }
-
-        /** {@return the body's result}, waiting at most {@link #BOUND}; rethrows its failure. */
-        T join() throws Exception {
-            try {
-                return outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.CancellationException e) {
-                // the body threw it; newer JDKs report it as a new exception caused by the body's
-                throw e.getCause() instanceof java.util.concurrent.CancellationException
-                        ? (java.util.concurrent.CancellationException) e.getCause()
-                        : e;
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof Exception) {
-                    throw (Exception) cause;
-                }
-                throw (Error) cause;
-            } catch (TimeoutException e) {
-                throw new AssertionError(
-                        thread.getName() + " did not finish within " + BOUND + ": " + describeStack(thread));
-            }
-        }
-
-        /** {@return the body's failure}, waiting at most {@link #BOUND}; fails if it succeeded. */
-        Throwable joinFailure() throws Exception {
-            try {
-                T value = join();
-                throw new AssertionError(thread.getName() + " was expected to fail but returned " + value);
-            } catch (Exception e) {
-                return e;
-            }
-        }
-    }
-
-    /** Starts {@code body} on a new daemon platform thread. */
-    static <T> Forked<T> fork(String name, Body<T> body) {
-        Forked<T> forked = new Forked<>(name, body);
-        forked.thread.start();
-        return forked;
-    }
-
-    /** Starts {@code body} on a new daemon platform thread. */
-    static Forked<Void> forkRun(String name, Runnable body) {
-        return fork(name, () -> {
-            body.run();
-            return null;
-        });
     }
 
     /**
@@ -229,14 +142,6 @@ final class SyncTesting {
         }
     }
 
-    private static String describeStack(Thread thread) {
-        StringBuilder sb = new StringBuilder(thread.getState().toString());
-        for (StackTraceElement e : thread.getStackTrace()) {
-            sb.append("\n\tat ").append(e);
-        }
-        return sb.toString();
-    }
-
     /** Waits, bounded, until {@code mutex} has {@code n} waiters queued. */
     static void awaitQueued(AsyncMutex mutex, int n) {
         eventually().until(() -> mutex.queueLength() == n);
@@ -282,5 +187,24 @@ final class SyncTesting {
     static void assertPermits(AsyncSemaphore semaphore, int permits) {
         assertEquals(0, semaphore.queueLength(), () -> "queue should be empty: " + semaphore);
         assertEquals(permits, semaphore.availablePermits(), () -> "permits: " + semaphore);
+    }
+
+    /**
+     * Asserts that a grant-versus-cancel race ended both ways within its rounds: a run where one
+     * side always won proved nothing about the other.
+     */
+    static void assertBothOutcomes(String race, int granted, int rounds) {
+        assertTrue(
+                granted > 0 && granted < rounds,
+                race + ": both outcomes must occur in the run, but the grant won " + granted + " of " + rounds
+                        + " rounds");
+    }
+
+    /** Spins for about {@code nanos} without parking, so a timer racing the caller is not outrun by a wake-up. */
+    static void spinFor(long nanos) {
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < nanos) {
+            Thread.onSpinWait();
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.refpool.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.AllocationMeter;
 import org.junit.jupiter.api.Test;
 
 /**

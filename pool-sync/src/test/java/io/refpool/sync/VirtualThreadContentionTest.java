@@ -5,6 +5,7 @@ import static io.refpool.sync.SyncTesting.assertPermits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -64,7 +65,7 @@ class VirtualThreadContentionTest {
                 threads.add(startVirtual(body));
             }
             for (Thread t : threads) {
-                t.join(SyncTesting.BOUND.toMillis());
+                t.join(TestKit.BOUND.toMillis());
                 assertTrue(!t.isAlive(), "a virtual thread never finished");
             }
             recording.stop();
@@ -146,11 +147,11 @@ class VirtualThreadContentionTest {
             }
         });
         SyncTesting.awaitQueued(mutex, 1);
-        SyncTesting.eventually().until(() -> waiter.getState() == Thread.State.WAITING);
+        TestKit.eventually().until(() -> waiter.getState() == Thread.State.WAITING);
 
         mutex.unlock();
 
-        waiter.join(SyncTesting.BOUND.toMillis());
+        waiter.join(TestKit.BOUND.toMillis());
         assertEquals(1, acquired.get());
         assertFreeAndUsable(mutex);
     }

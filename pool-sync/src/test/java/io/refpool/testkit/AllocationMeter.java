@@ -1,4 +1,4 @@
-package io.refpool.sync;
+package io.refpool.testkit;
 
 import java.lang.management.ManagementFactory;
 
@@ -15,10 +15,10 @@ import java.lang.management.ManagementFactory;
  * the caller's goal). Every round is a
  * full measurement: the smallest is what the steady state allocates, never less.
  */
-final class AllocationMeter {
+public final class AllocationMeter {
     /** An operation that may throw. */
     @FunctionalInterface
-    interface Op {
+    public interface Op {
         void run() throws Exception;
     }
 
@@ -26,7 +26,7 @@ final class AllocationMeter {
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     /** How long rounds may go on after the first five, while none has allocated nothing yet. */
-    static final java.time.Duration EXTRA_ROUNDS_BUDGET = java.time.Duration.ofSeconds(10);
+    public static final java.time.Duration EXTRA_ROUNDS_BUDGET = java.time.Duration.ofSeconds(10);
 
     private AllocationMeter() {}
 
@@ -34,7 +34,7 @@ final class AllocationMeter {
      * {@return the fewest bytes per operation over rounds of {@code ops} after warm-up}: five
      * rounds, then more within {@link #EXTRA_ROUNDS_BUDGET} until a round allocates nothing
      */
-    static double bytesPerOp(int ops, Op op) throws Exception {
+    public static double bytesPerOp(int ops, Op op) throws Exception {
         return bytesPerOp(ops, 0, op);
     }
 
@@ -43,7 +43,7 @@ final class AllocationMeter {
      * rounds, then more within {@link #EXTRA_ROUNDS_BUDGET} until a round allocates at most
      * {@code goal} bytes per operation
      */
-    static double bytesPerOp(int ops, double goal, Op op) throws Exception {
+    public static double bytesPerOp(int ops, double goal, Op op) throws Exception {
         for (int i = 0; i < 300_000; i++) {
             op.run();
         }

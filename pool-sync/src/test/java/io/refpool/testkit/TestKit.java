@@ -1,0 +1,156 @@
+package io.refpool.testkit;
+
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+
+/**
+ * The test kit every module's tests share: one bound for every wait, one "eventually", one way to
+ * run a body on a forked thread and collect its outcome.
+ *
+ * <pre>{@code
+ * Forked<Guard> waiter = TestKit.fork("waiter", () -> mutex.lock());
+ * TestKit.awaitParked(waiter.thread);
+ * held.close();
+ * waiter.join().close();
+ * }</pre>
+ */
+public final class TestKit {
+    /** The bound of every wait in a test: long enough for a loaded machine, short enough to fail a hang. */
+    public static final Duration BOUND = Duration.ofSeconds(30);
+
+    private TestKit() {}
+
+    /** {@return an Awaitility condition for "eventually", bounded by {@link #BOUND}, polled from the test thread} */
+    public static ConditionFactory eventually() {
+        return Awaitility.await()
+                .atMost(BOUND)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1))
+                .pollInSameThread();
+    }
+
+    /** A body run on a forked thread. */
+    @FunctionalInterface
+    public interface Body<T> {
+        T call() throws Exception;
+    }
+
+    /** A body without a result. */
+    @FunctionalInterface
+    public interface Action {
+        void run() throws Exception;
+    }
+
+    /** A daemon platform thread running one body, and the body's outcome. */
+    public static final class Forked<T> {
+        public final Thread thread;
+        public final CompletableFuture<T> outcome = new CompletableFuture<>();
+
+        private Forked(String name, Body<T> body) {
+            this.thread = new Thread(
+                    () -> {
+                        try {
+                            outcome.complete(body.call());
+                        } catch (Throwable t) {
+                            outcome.completeExceptionally(t);
+                        }
+                    },
+                    name);
+            thread.setDaemon(true);
+        }
+
+        /** Starts the thread; separate from creation so a hook can learn the thread first. */
+        public Forked<T> start() {
+            thread.start();
+            return this;
+        }
+
+        /** {@return the body's result}, waiting at most {@link #BOUND}; rethrows what the body threw. */
+        public T join() throws Exception {
+            Throwable failure = settle();
+            if (failure == null) {
+                return outcome.getNow(null);
+            }
+            if (failure instanceof Exception) {
+                throw (Exception) failure;
+            }
+            throw (Error) failure;
+        }
+
+        /** {@return what the body threw}, waiting at most {@link #BOUND}; fails if the body returned. */
+        public Throwable joinFailure() {
+            Throwable failure = settle();
+            if (failure == null) {
+                throw new AssertionError(
+                        thread.getName() + " was expected to fail but returned " + outcome.getNow(null));
+            }
+            return failure;
+        }
+
+        /** Waits for the outcome; {@return the body's own failure, or null if it returned} */
+        private Throwable settle() {
+            try {
+                outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                return null;
+            } catch (CancellationException e) {
+                // the body threw it; a future failed with one reports it as cancelled (newer JDKs
+                // wrap it in a new CancellationException caused by the body's)
+                return e.getCause() instanceof CancellationException ? e.getCause() : e;
+            } catch (ExecutionException e) {
+                return e.getCause();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while joining " + thread.getName(), e);
+            } catch (TimeoutException e) {
+                throw new AssertionError(
+                        thread.getName() + " did not finish within " + BOUND + ": " + describeStack(thread));
+            }
+        }
+    }
+
+    /** {@return a forked body, not started yet} */
+    public static <T> Forked<T> unstarted(String name, Body<T> body) {
+        return new Forked<>(name, body);
+    }
+
+    /** {@return a forked action, not started yet} */
+    public static Forked<Void> unstartedRun(String name, Action action) {
+        return new Forked<>(name, () -> {
+            action.run();
+            return null;
+        });
+    }
+
+    /** {@return {@code body} started on a new daemon platform thread} */
+    public static <T> Forked<T> fork(String name, Body<T> body) {
+        return unstarted(name, body).start();
+    }
+
+    /** {@return {@code action} started on a new daemon platform thread} */
+    public static Forked<Void> forkRun(String name, Action action) {
+        return unstartedRun(name, action).start();
+    }
+
+    /** Waits, bounded, until {@code thread} parks (waiting for a lock, a latch or a future). */
+    public static void awaitParked(Thread thread) {
+        eventually()
+                .alias(thread.getName() + " parks")
+                .until(() ->
+                        thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
+    }
+
+    /** {@return the thread's state and stack, for a failure message} */
+    public static String describeStack(Thread thread) {
+        StringBuilder sb = new StringBuilder(thread.getState().toString());
+        for (StackTraceElement e : thread.getStackTrace()) {
+            sb.append("\n\tat ").append(e);
+        }
+        return sb.toString();
+    }
+}
