@@ -14,8 +14,13 @@ import java.util.Objects;
  *
  * <p>{@link #cause()} is the exception thrown, or, for handle reports, a throwable whose stack trace
  * is the site that acquired (or first closed) the handle, when that site was recorded.
+ *
+ * @param kind what went wrong
+ * @param key the key concerned, or {@code null}
+ * @param message a sentence for a log
+ * @param cause the exception thrown or the recorded site, or {@code null}
  */
-public final class PoolError {
+public record PoolError(Kind kind, Object key, String message, Throwable cause) {
     /** What went wrong. */
     public enum Kind {
         /** The factory threw or returned an unusable object; the caller got the exception too. */
@@ -58,44 +63,17 @@ public final class PoolError {
         REFCOUNT_DOUBLE_RELEASE
     }
 
-    private final Kind kind;
-    private final Object key;
-    private final String message;
-    private final Throwable cause;
-
     /**
      * Creates a report.
      *
      * @param kind what went wrong
      * @param key the key concerned, or {@code null}
      * @param message a sentence for a log
-     * @param cause the exception or recorded site, or {@code null}
+     * @param cause the exception thrown or the recorded site, or {@code null}
      */
-    public PoolError(Kind kind, Object key, String message, Throwable cause) {
-        this.kind = Objects.requireNonNull(kind, "kind");
-        this.key = key;
-        this.message = Objects.requireNonNull(message, "message");
-        this.cause = cause;
-    }
-
-    /** {@return what went wrong} */
-    public Kind kind() {
-        return kind;
-    }
-
-    /** {@return the key concerned, or {@code null}} */
-    public Object key() {
-        return key;
-    }
-
-    /** {@return a sentence for a log} */
-    public String message() {
-        return message;
-    }
-
-    /** {@return the exception thrown or the recorded site, or {@code null}} */
-    public Throwable cause() {
-        return cause;
+    public PoolError {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(message, "message");
     }
 
     @Override

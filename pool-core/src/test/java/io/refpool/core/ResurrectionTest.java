@@ -80,7 +80,9 @@ class ResurrectionTest {
                 // this thread stays attached; the drainer attaches (shared) and applies the close. The
                 // queue empties when the drainer takes its batch, before it applies it and counts
                 // the drain, so wait for the count too
-                eventually().until(() -> pool.stats().pendingDecrements() == 0 && pool.stats().drains() == 1);
+                eventually()
+                        .until(() -> pool.stats().pendingDecrements() == 0
+                                && pool.stats().drains() == 1);
                 assertEquals(1, pool.stats().drains());
                 assertFalse(again.get().isDisposed());
                 assertEquals(1, pool.stats().live());

@@ -1,5 +1,6 @@
 package io.refpool.sync;
 
+import io.refpool.sync.internal.VarHandles;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -62,20 +63,9 @@ final class CancellationNode implements Registration {
 
     private static final ThreadLocal<int[]> DISPATCH_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
 
-    private static final VarHandle PHASE;
-    private static final VarHandle NEXT;
-    private static final VarHandle WAITERS;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            PHASE = lookup.findVarHandle(CancellationNode.class, "phase", int.class);
-            NEXT = lookup.findVarHandle(CancellationNode.class, "next", CancellationNode.class);
-            WAITERS = lookup.findVarHandle(CancellationNode.class, "waiters", Waiter.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle PHASE = VarHandles.field(MethodHandles.lookup(), "phase", int.class);
+    private static final VarHandle NEXT = VarHandles.field(MethodHandles.lookup(), "next", CancellationNode.class);
+    private static final VarHandle WAITERS = VarHandles.field(MethodHandles.lookup(), "waiters", Waiter.class);
 
     private final CancellationSource source;
 

@@ -1,5 +1,6 @@
 package io.refpool.sync;
 
+import io.refpool.sync.internal.VarHandles;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -102,29 +103,16 @@ public final class CancellationSource implements AutoCloseable {
     private static final Object FIRED = new Object();
     private static final CompletionStage<Void> CANCELLED_STAGE = CompletableFuture.completedStage(null);
 
-    private static final VarHandle HEAD;
-    private static final VarHandle UNREGISTERED_SINCE_SWEEP;
-    private static final VarHandle LIVE_AT_LAST_SWEEP;
-    private static final VarHandle SWEEPING;
-    private static final VarHandle TIMER;
-    private static final VarHandle PARENT_LINKS;
-    private static final VarHandle SIGNAL;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            HEAD = lookup.findVarHandle(CancellationSource.class, "head", CancellationNode.class);
-            UNREGISTERED_SINCE_SWEEP =
-                    lookup.findVarHandle(CancellationSource.class, "unregisteredSinceSweep", int.class);
-            LIVE_AT_LAST_SWEEP = lookup.findVarHandle(CancellationSource.class, "liveAtLastSweep", int.class);
-            SWEEPING = lookup.findVarHandle(CancellationSource.class, "sweeping", int.class);
-            TIMER = lookup.findVarHandle(CancellationSource.class, "timer", Object.class);
-            PARENT_LINKS = lookup.findVarHandle(CancellationSource.class, "parentLinks", Registration[].class);
-            SIGNAL = lookup.findVarHandle(CancellationSource.class, "signal", Object.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle HEAD = VarHandles.field(MethodHandles.lookup(), "head", CancellationNode.class);
+    private static final VarHandle UNREGISTERED_SINCE_SWEEP =
+            VarHandles.field(MethodHandles.lookup(), "unregisteredSinceSweep", int.class);
+    private static final VarHandle LIVE_AT_LAST_SWEEP =
+            VarHandles.field(MethodHandles.lookup(), "liveAtLastSweep", int.class);
+    private static final VarHandle SWEEPING = VarHandles.field(MethodHandles.lookup(), "sweeping", int.class);
+    private static final VarHandle TIMER = VarHandles.field(MethodHandles.lookup(), "timer", Object.class);
+    private static final VarHandle PARENT_LINKS =
+            VarHandles.field(MethodHandles.lookup(), "parentLinks", Registration[].class);
+    private static final VarHandle SIGNAL = VarHandles.field(MethodHandles.lookup(), "signal", Object.class);
 
     private final CancellationToken token = new SourceToken(this);
 

@@ -39,21 +39,21 @@ final class Acquirer<K, V> {
                     + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
         }
         for (; ; ) {
-            Attempt attempt = core.slots().attempt(key, s, null);
+            Attempt attempt = core.slots.attempt(key, s, null);
             if (attempt instanceof PooledHandle) {
                 return (PooledHandle<K, V>) attempt;
             }
             if (attempt instanceof Attempt.NeedsCapacity) {
-                if (core.slots().occupied(key)) {
+                if (core.slots.occupied(key)) {
                     // the releases this attempt applied handed their capacity to a waiter for this
                     // very key, which created it meanwhile: share that object
                     continue;
                 }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
-                        + core.capacity().maxObjects() + " objects the pool may hold are in use and none is idle; an"
+                        + core.capacity.maxObjects() + " objects the pool may hold are in use and none is idle; an"
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
             }
-            core.slots().await(key, (Creation<K, V>) attempt, s);
+            core.slots.await(key, (Creation<K, V>) attempt, s);
         }
     }
 
@@ -63,7 +63,7 @@ final class Acquirer<K, V> {
         if (core.isClosed()) {
             throw new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool");
         }
-        Entry<K, V> entry = core.slots().entry(key);
+        Entry<K, V> entry = core.slots.entry(key);
         if (entry != null) {
             int before = entry.tryRetain();
             if (before >= 0) {
@@ -92,8 +92,8 @@ final class Acquirer<K, V> {
     /** One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or null. */
     @SuppressWarnings("unchecked")
     CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
-        CompletionStage<Attempt> attempt = core.attacher().attachAsync(token, false, attachment -> core.slots()
-                .attempt(key, core.attacher().state(), permit));
+        CompletionStage<Attempt> attempt = core.attacher.attachAsync(
+                token, false, attachment -> core.slots.attempt(key, core.attacher.state(), permit));
         return attempt.thenCompose(result -> {
             if (result instanceof PooledHandle) {
                 return CompletableFuture.completedStage((PooledHandle<K, V>) result);
@@ -107,7 +107,7 @@ final class Acquirer<K, V> {
                                 ? acquireWithPermit(key, token, permit)
                                 : CompletableFuture.failedStage(failure));
             }
-            return core.capacity().waitInLine(key, token);
+            return core.capacity.waitInLine(key, token);
         });
     }
 

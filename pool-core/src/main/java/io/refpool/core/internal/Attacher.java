@@ -41,7 +41,7 @@ final class Attacher<K, V> {
 
     Attacher(PoolCore<K, V> core, AttachMode mode) {
         this.core = core;
-        this.releases = core.releases();
+        this.releases = core.releases;
         this.mode = mode;
         this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
     }

@@ -89,37 +89,37 @@ final class Capacity<K, V> {
                 return null;
             }
             drained = true;
-            IdleTier<K, V> idle = core.idle();
+            IdleTier<K, V> idle = core.idle;
             if (idle != null) {
                 idle.cleanUp(); // expired entries not yet evicted are invisible to the reclaim
             }
-            core.releases().applyAll(s);
+            core.releases.applyAll(s);
         }
     }
 
     private boolean reclaimOneIdle() {
-        IdleTier<K, V> idle = core.idle();
+        IdleTier<K, V> idle = core.idle;
         return idle != null
                 && idle.claimOne(candidate -> {
-                    Entry<K, V> entry = core.slots().byIdentity(candidate);
+                    Entry<K, V> entry = core.slots.byIdentity(candidate);
                     if (entry == null || !entry.tryDispose()) { // idle from this spell or a later one: either way idle
                         return false;
                     }
                     idle.remove(entry);
                     core.counters.evicted(EvictionCause.CAPACITY);
-                    core.disposals().disposeClaimed(entry); // now: its permit is what the caller needs
+                    core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
                     return true;
                 });
     }
 
     /** The last reference went: idle the object, or dispose it for the line. */
     void reachedZero(Entry<K, V> entry, AttachState s) {
-        IdleTier<K, V> idle = core.idle();
+        IdleTier<K, V> idle = core.idle;
         if (idle == null || core.isClosed() || waiters() > 0) { // no cache, closing, or the line needs its permit
-            core.disposals().claim(entry, s);
+            core.disposals.claim(entry, s);
         } else if (!idle.put(entry)) {
-            core.disposals().claim(entry, s);
-        } else if (entry.count() == 0 && waiters() > 0 && core.disposals().claim(entry, s)) {
+            core.disposals.claim(entry, s);
+        } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s)) {
             // a waiter came meanwhile and may have looked for idle objects before the put: either it
             // sees this object in the cache, or this thread sees it in line
             idle.remove(entry);
@@ -162,10 +162,10 @@ final class Capacity<K, V> {
                             }
                         }));
         core.hook(PoolHooks.Point.CAPACITY_QUEUED);
-        if (core.idle() != null && waiters() > 0) {
+        if (core.idle != null && waiters() > 0) {
             // an object may have idled after this acquirer's attempt looked for idle objects and
             // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now
-            core.attacher().attachAsync(CancellationToken.none(), false, attachment -> {
+            core.attacher.attachAsync(CancellationToken.none(), false, attachment -> {
                 while (waiters() > 0 && reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
                 }

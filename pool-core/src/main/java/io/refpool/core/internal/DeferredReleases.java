@@ -130,7 +130,7 @@ final class DeferredReleases<K, V> {
             return;
         }
         try {
-            core.attacher().runInternal(this::applyAll);
+            core.attacher.runInternal(this::applyAll);
         } catch (Throwable e) {
             core.report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
         }
@@ -138,7 +138,7 @@ final class DeferredReleases<K, V> {
 
     /** The idle tier evicted {@code value}: its disposal is queued. {@return whether it was pooled} */
     boolean evicted(V value, EvictionCause cause) {
-        Entry<K, V> entry = core.slots().byIdentity(value);
+        Entry<K, V> entry = core.slots.byIdentity(value);
         if (entry == null) {
             return false;
         }
@@ -167,13 +167,13 @@ final class DeferredReleases<K, V> {
         PoolEvents.Drain event = new PoolEvents.Drain();
         event.begin();
         try {
-            core.disposals().batch(s, () -> {
+            core.disposals.batch(s, () -> {
                 for (Release item : batch) {
                     try {
                         if (item instanceof Eviction) {
                             applyEviction((Eviction<K, V>) item, s);
                         } else if (((Entry<K, V>) item).release() == 0) {
-                            core.capacity().reachedZero((Entry<K, V>) item, s);
+                            core.capacity.reachedZero((Entry<K, V>) item, s);
                         }
                     } catch (Entry.DoubleRelease e) {
                         core.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, null, e.getMessage(), e);
@@ -196,9 +196,9 @@ final class DeferredReleases<K, V> {
      */
     private void applyEviction(Eviction<K, V> eviction, AttachState s) {
         Entry<K, V> entry = eviction.entry();
-        if (entry.idleSpell() == eviction.spell() && core.disposals().claim(entry, s)) {
+        if (entry.idleSpell() == eviction.spell() && core.disposals.claim(entry, s)) {
             core.counters.evicted(eviction.cause());
-            core.idle().remove(entry); // a put that raced the claim must not leave a disposed object cached
+            core.idle.remove(entry); // a put that raced the claim must not leave a disposed object cached
         }
     }
 }

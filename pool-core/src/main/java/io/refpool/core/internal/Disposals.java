@@ -89,7 +89,7 @@ final class Disposals<K, V> {
 
     /** Runs the disposer of a claimed entry now; attached, outside every lock. */
     void disposeClaimed(Entry<K, V> entry) {
-        core.slots().forget(entry);
+        core.slots.forget(entry);
         try {
             disposer.accept(entry.value);
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop

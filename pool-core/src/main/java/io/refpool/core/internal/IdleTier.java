@@ -163,7 +163,7 @@ final class IdleTier<K, V> {
     }
 
     private void onEvicted(K key, V value, RemovalCause cause) {
-        if (value != null && core.releases().evicted(value, evictionCause(cause))) {
+        if (value != null && core.releases.evicted(value, evictionCause(cause))) {
             core.hook(PoolHooks.Point.EVICTION_QUEUED);
         }
     }

@@ -67,7 +67,7 @@ final class LeakTracker {
         event.key = Keys.text(entry.key);
         event.site = site == null ? null : describe(site);
         event.commit();
-        pool.releases().enqueue(entry);
+        pool.releases.enqueue(entry);
         pool.report(
                 PoolError.Kind.HANDLE_LEAKED,
                 entry.key,

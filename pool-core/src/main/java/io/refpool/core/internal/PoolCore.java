@@ -66,12 +66,13 @@ public final class PoolCore<K, V> {
 
     final PoolCounters counters = new PoolCounters();
 
-    private final DeferredReleases<K, V> releases;
-    private final SlotTable<K, V> slots;
-    private final IdleTier<K, V> idle;
-    private final Capacity<K, V> capacity;
-    private final Disposals<K, V> disposals;
-    private final Attacher<K, V> attacher;
+    // the protocol owners, read by each other through these fields; idle is null without an idle cache
+    final DeferredReleases<K, V> releases;
+    final SlotTable<K, V> slots;
+    final IdleTier<K, V> idle;
+    final Capacity<K, V> capacity;
+    final Disposals<K, V> disposals;
+    final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
 
     private final CancellationSource closing = new CancellationSource();
@@ -108,31 +109,6 @@ public final class PoolCore<K, V> {
     /** {@return the release queue}, for tests of its protocol */
     public ReleaseQueue<?> releaseQueue() {
         return releases.queue();
-    }
-
-    DeferredReleases<K, V> releases() {
-        return releases;
-    }
-
-    Attacher<K, V> attacher() {
-        return attacher;
-    }
-
-    SlotTable<K, V> slots() {
-        return slots;
-    }
-
-    /** {@return the idle tier, or {@code null} if the pool has no idle cache} */
-    IdleTier<K, V> idle() {
-        return idle;
-    }
-
-    Capacity<K, V> capacity() {
-        return capacity;
-    }
-
-    Disposals<K, V> disposals() {
-        return disposals;
     }
 
     LeakTracker leakTracker() {

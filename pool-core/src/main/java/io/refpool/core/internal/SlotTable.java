@@ -125,8 +125,8 @@ final class SlotTable<K, V> {
                     + " key's object (the factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
-            core.attacher()
-                    .detached(s, () -> creation.handle((entry, failure) -> null).join());
+            core.attacher.detached(
+                    s, () -> creation.handle((entry, failure) -> null).join());
         }
         if (creation.isCompletedExceptionally()) {
             try {
@@ -141,8 +141,8 @@ final class SlotTable<K, V> {
         Guard permit = heldPermit;
         V value;
         try {
-            if (permit == null && core.capacity().isBounded()) {
-                permit = core.capacity().take(s);
+            if (permit == null && core.capacity.isBounded()) {
+                permit = core.capacity.take(s);
                 if (permit == null) {
                     abandon(key, creation, null); // nothing was made; waiters try again
                     return Attempt.NeedsCapacity.INSTANCE;
@@ -189,7 +189,7 @@ final class SlotTable<K, V> {
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
             abandon(key, creation, keyFailed);
             entry.release();
-            core.disposals().claim(entry, s);
+            core.disposals.claim(entry, s);
             throw unchecked(keyFailed);
         }
         creation.complete(entry);

@@ -95,14 +95,7 @@ public final class MutexSync extends WaiterQueue {
 
     @Override
     protected long releasedRaw(long s, int arg) {
-        if ((s & LOCKED) == 0) {
-            throw new IllegalStateException("unlock() on " + describe() + " that is not locked");
-        }
-        if ((s & GUARD_HELD) != 0) {
-            throw new IllegalStateException("unlock() on " + describe() + " that is held through a Guard: unlock()"
-                    + " releases only a lock taken with tryLock(), and the guard's close() releases its own");
-        }
-        return s & ~LOCKED;
+        return rawUnlocked(s, LOCKED, GUARD_HELD, "that is not locked");
     }
 
     @Override

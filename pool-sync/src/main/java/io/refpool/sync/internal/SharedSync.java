@@ -155,14 +155,7 @@ public final class SharedSync extends WaiterQueue {
         if (arg == READ) {
             return readerReleased(s);
         }
-        if ((s & WRITER) == 0) {
-            throw new IllegalStateException("unlock() on " + describe() + " that no writer holds");
-        }
-        if ((s & GUARD_WRITER) != 0) {
-            throw new IllegalStateException("unlock() on " + describe() + " whose writer holds it through a Guard:"
-                    + " unlock() releases only a writer that took it with tryLock(), and the guard's close() its own");
-        }
-        return s & ~WRITER;
+        return rawUnlocked(s, WRITER, GUARD_WRITER, "that no writer holds");
     }
 
     private long readerReleased(long s) {

@@ -39,15 +39,7 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
     static final int CANCELLED = 2;
     static final int RELEASED = 3;
 
-    private static final VarHandle PHASE;
-
-    static {
-        try {
-            PHASE = MethodHandles.lookup().findVarHandle(Waiter.class, "phase", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle PHASE = VarHandles.field(MethodHandles.lookup(), "phase", int.class);
 
     final WaiterQueue queue;
     final int arg;

@@ -73,15 +73,7 @@ public abstract class WaiterQueue {
     /** Set exactly while at least one waiter is linked. */
     public static final long QUEUED = 1L << 62;
 
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(WaiterQueue.class, "state", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle STATE = VarHandles.field(MethodHandles.lookup(), "state", long.class);
 
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
@@ -124,6 +116,22 @@ public abstract class WaiterQueue {
      *     guards; nothing changed
      */
     protected abstract long releasedRaw(long s, int arg);
+
+    /**
+     * {@return {@code s} without the exclusive bit {@code held}}: the raw {@code unlock()} of a hold
+     * taken with {@code tryLock()}, refused if nobody holds it ({@code notHeld} says so) or a guard
+     * holds it ({@code guardHeld} set)
+     */
+    protected final long rawUnlocked(long s, long held, long guardHeld, String notHeld) {
+        if ((s & held) == 0) {
+            throw new IllegalStateException("unlock() on " + describe() + " " + notHeld);
+        }
+        if ((s & guardHeld) != 0) {
+            throw new IllegalStateException("unlock() on " + describe() + " that is held through a Guard: unlock()"
+                    + " releases only a lock taken with tryLock(), and the guard's close() releases its own");
+        }
+        return s & ~held;
+    }
 
     /**
      * Called under the queue lock just before a waiter for {@code arg} would be queued in state
