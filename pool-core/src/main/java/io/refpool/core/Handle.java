@@ -1,5 +1,9 @@
 package io.refpool.core;
 
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import java.util.concurrent.CompletionStage;
+
 /**
  * An open reference to a pooled object; the object lives while any handle to it is open.
  *
@@ -19,14 +23,70 @@ package io.refpool.core;
  * <p>A handle is a capability: nothing but its own {@link #close()} (or the leak detector, once the
  * handle is unreachable) gives up its reference. Closing on a thread attached to the pool decrements
  * the count at once; closing anywhere else enqueues a pending decrement that the next attach applies.
+ *
+ * <p><b>Sections.</b> {@link #exclusive()} takes the object's own FIFO lock, shared by every handle
+ * to that object; different objects never contend. Take it while attached, and never wait to attach
+ * (or for {@code pool.exclusive()}) while holding one: a section stays held while its thread waits.
+ * To hold two objects' sections at once, use {@code pool.call(K, K, BiFunction)}, which takes them
+ * in one global order; any other nesting of sections across objects is the caller's order to keep.
+ *
+ * <pre>{@code
+ * try (Attachment attached = pool.attach();
+ *         Handle<Session> session = pool.acquire("tenant-7");
+ *         Guard section = session.exclusive()) {        // no other thread in this object
+ *     session.get().query("update counters set n = n + 1");
+ * }
+ * }</pre>
  */
 public interface Handle<V> extends AutoCloseable {
     /**
      * {@return the pooled object}
      *
-     * @throws IllegalStateException if this handle is closed
+     * @throws IllegalStateException if this handle is closed; with {@code strictAccess(true)}, also
+     *     if the calling thread is not attached to the pool or, in {@link AttachMode#PER_OBJECT}
+     *     mode, holds neither the object's section nor {@code pool.exclusive()}
      */
     V get();
+
+    /**
+     * Takes the object's exclusive section, parking while another holder has it (FIFO). The guard
+     * holds a reference of its own: closing this handle while the section is held is allowed, and
+     * the object lives until the guard closes too.
+     *
+     * @return the guard; its {@code close()} releases the section, once
+     * @throws IllegalStateException if this handle is closed, or the calling thread already holds
+     *     this object's section (a second hold would wait for itself)
+     * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
+     *     interrupt status is kept)
+     */
+    Guard exclusive();
+
+    /**
+     * Takes the object's exclusive section unless {@code token} is cancelled while waiting.
+     *
+     * @param token cancels the wait
+     * @return the guard
+     * @throws IllegalStateException as for {@link #exclusive()}
+     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
+     *     interrupted while waiting; nothing is held
+     * @throws NullPointerException if {@code token} is null
+     */
+    Guard exclusive(CancellationToken token);
+
+    /**
+     * Takes the object's exclusive section without parking a thread: the stage completes with the
+     * guard when the section is granted. The section is then held by no thread in particular: with
+     * {@code strictAccess(true)} any thread attached to the pool may use the object until the guard
+     * closes. A caller that cancels or completes the returned future itself ends the wait; a
+     * section granted anyway is released.
+     *
+     * @param token cancels the wait
+     * @return a stage completed with the guard, or failed with a
+     *     {@link java.util.concurrent.CancellationException} or an {@link IllegalStateException}
+     *     (handle closed, or the calling thread holds the section already)
+     * @throws NullPointerException if {@code token} is null
+     */
+    CompletionStage<Guard> exclusiveAsync(CancellationToken token);
 
     /**
      * Opens another handle to the same object (count + 1). Works on any thread, attached or not, and

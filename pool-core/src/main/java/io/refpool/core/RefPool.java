@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A reference-counting pool of engine objects that are expensive or bound to the engine's thread
@@ -137,6 +139,104 @@ public final class RefPool<K, V> implements AutoCloseable {
         return core.attachAsync(token, false, fn);
     }
 
+    /**
+     * Runs {@code work} attached (nested if the thread is attached already) and detaches when it
+     * returns or throws; what it throws reaches the caller unchanged.
+     *
+     * <pre>{@code
+     * int live = pool.attached(() -> pool.stats().live());
+     * }</pre>
+     *
+     * @param work the attached work
+     * @param <T> its result type
+     * @return what {@code work} returned
+     * @throws PoolClosedException if the pool is closed
+     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach
+     * @throws NullPointerException if {@code work} is null
+     */
+    public <T> T attached(Supplier<? extends T> work) {
+        return core.attached(work);
+    }
+
+    /**
+     * Runs {@code fn} on the object of {@code key}: attaches (nested is fine), acquires, takes the
+     * object's section in {@link AttachMode#PER_OBJECT} mode, runs {@code fn}, and releases the
+     * section, the handle and the attachment, in that order, also when {@code fn} throws; what
+     * {@code fn} throws reaches the caller unchanged. {@code fn} must not keep the object: it is
+     * the caller's only while {@code fn} runs.
+     *
+     * <pre>{@code
+     * String out = pool.call("tenant-7", session -> session.query("select 1"));
+     * }</pre>
+     *
+     * <p>Calls nest: {@code fn} may call {@code call} for another key, but a thread that holds an
+     * object's section (in {@code PER_OBJECT} mode) and waits for another's keeps the first held;
+     * to use two objects at once take both with {@link #call(Object, Object, BiFunction)}. Calling
+     * {@code call} for the same key from inside {@code fn} throws {@link IllegalStateException} in
+     * {@code PER_OBJECT} mode (the section is held already).
+     *
+     * @param key the key
+     * @param fn the work on the object
+     * @param <T> its result type
+     * @return what {@code fn} returned
+     * @throws NullPointerException if {@code key} or {@code fn} is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws CapacityExhaustedException as for {@link #acquire(Object)}
+     * @throws IllegalStateException if the thread holds this object's section already
+     */
+    public <T> T call(K key, Function<? super V, ? extends T> fn) {
+        return core.call(key, fn);
+    }
+
+    /**
+     * Runs {@code fn} on the objects of two keys at once, holding both objects' sections in
+     * {@link AttachMode#PER_OBJECT} mode. The sections are taken in one global order (the order in
+     * which the objects were created), whatever order the keys are named in, so two callers naming
+     * them in opposite orders never deadlock. One key named twice is one object, locked once.
+     *
+     * <pre>{@code
+     * pool.call("tenant-a", "tenant-b", (a, b) -> a.copyTo(b));
+     * }</pre>
+     *
+     * @param first the first key; its object is {@code fn}'s first argument
+     * @param second the second key
+     * @param fn the work on both objects
+     * @param <T> its result type
+     * @return what {@code fn} returned
+     * @throws NullPointerException if an argument is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws CapacityExhaustedException as for {@link #acquire(Object)}
+     * @throws IllegalStateException if the thread holds either object's section already
+     */
+    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+        return core.call(first, second, fn);
+    }
+
+    /**
+     * Runs {@code fn} on the object of {@code key} without parking a thread: waits for the object
+     * (its creation and capacity), the gate and, in {@link AttachMode#PER_OBJECT} mode, the object's
+     * section, then runs {@code fn} attached on the thread that granted the last of them and
+     * releases everything when it returns or throws. Every failure goes through the stage; a caller
+     * that cancels or completes the returned future itself ends the wait, and nothing is kept.
+     *
+     * <pre>{@code
+     * pool.callAsync("tenant-7", token, session -> session.query("select 1"))
+     *         .thenAccept(System.out::println);
+     * }</pre>
+     *
+     * @param key the key
+     * @param token cancels the waits
+     * @param fn the work on the object
+     * @param <T> its result type
+     * @return a stage completed with {@code fn}'s result, or failed with its exception, a
+     *     {@link java.util.concurrent.CancellationException}, a {@link PoolClosedException} or what
+     *     the factory threw
+     * @throws NullPointerException if an argument is null
+     */
+    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+        return core.callAsync(key, token, fn);
+    }
+
     /** {@return whether the calling thread is attached to this pool} */
     public boolean isAttached() {
         return core.isAttached();
@@ -234,6 +334,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         private int maxObjects = Integer.MAX_VALUE;
         private Consumer<? super Caffeine<Object, Object>> idle;
         private LeakDetection leakDetection = LeakDetection.OFF;
+        private boolean strictAccess;
 
         private Builder(Function<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -362,6 +463,24 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
+         * Makes {@link Handle#get()} check its caller: it throws {@link IllegalStateException},
+         * naming the key and the thread, unless the calling thread is attached to the pool and, in
+         * {@link AttachMode#PER_OBJECT} mode, holds the object's section (inside {@code call} or
+         * {@code callAsync}, under {@link Handle#exclusive()}, a section granted to
+         * {@link Handle#exclusiveAsync} and not yet released, or inside {@code pool.exclusive()}).
+         * Default: off. Its cost when on is a thread-local lookup per {@code get()} on a thread
+         * other than the handle's opener, and a volatile read in {@code PER_OBJECT} mode; the
+         * {@code strictGet} row of {@code PoolBenchmark} measures it.
+         *
+         * @param strictAccess whether to check
+         * @return this builder
+         */
+        public Builder<K, V> strictAccess(boolean strictAccess) {
+            this.strictAccess = strictAccess;
+            return this;
+        }
+
+        /**
          * Builds the pool.
          *
          * @return the pool
@@ -379,7 +498,8 @@ public final class RefPool<K, V> implements AutoCloseable {
                     maxObjects,
                     idle,
                     leakDetection,
-                    128)));
+                    128,
+                    strictAccess)));
         }
     }
 }

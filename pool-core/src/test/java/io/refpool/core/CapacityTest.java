@@ -1,9 +1,9 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -13,10 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.PauseAt;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -327,8 +327,8 @@ class CapacityTest {
             return null;
         });
 
-        Worker<CompletableFuture<Handle<Session>>> waiter =
-                TestKeyedPoolFixtures.prepare("waiter", () -> acquireAsync(pool, "y"));
+        TestKit.Forked<CompletableFuture<Handle<Session>>> waiter =
+                TestKit.unstarted("waiter", () -> acquireAsync(pool, "y"));
         // the waiter takes the queue lock to drain when it attaches (1st) and when it detaches (2nd)
         PauseAt attachDrain = new PauseAt(Point.QUEUE_LOCK, 1).on(waiter.thread);
         PauseAt detachDrain = new PauseAt(Point.QUEUE_LOCK, 2).on(waiter.thread);
@@ -336,7 +336,7 @@ class CapacityTest {
             attachDrain.at(point);
             detachDrain.at(point);
         });
-        waiter.begin();
+        waiter.start();
         attachDrain.awaitArrival();
         onOtherThread(() -> {
             share2.close(); // raises the flag again, so the waiter's detach drains too
@@ -385,14 +385,14 @@ class CapacityTest {
         try (Attachment attached = pool.attach()) {
             x = pool.acquire("x");
         }
-        Worker<Void> releaser = TestKeyedPoolFixtures.prepare("releaser", () -> {
+        TestKit.Forked<Void> releaser = TestKit.unstarted("releaser", () -> {
             try (Attachment attached = pool.attach()) {
                 x.close(); // nobody waits in line: "x" goes to the cache
             }
             return null;
         });
         pauseIn.set(releaser.thread);
-        releaser.begin();
+        releaser.start();
         assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
 
         CompletableFuture<Handle<Session>> y = acquireAsync(pool, "y"); // finds nothing idle, queues

@@ -1,8 +1,8 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -164,14 +164,14 @@ class IdleCacheTest {
         try (Attachment attached = pool.attach()) {
             first = pool.acquire("k");
         }
-        Worker<Void> releaser = TestKeyedPoolFixtures.prepare("releaser", () -> {
+        TestKit.Forked<Void> releaser = TestKit.unstarted("releaser", () -> {
             try (Attachment attached = pool.attach()) {
                 first.close(); // count 0: on its way into the cache
             }
             return null;
         });
         pauseIn.set(releaser.thread);
-        releaser.begin();
+        releaser.start();
         assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
         try (Attachment attached = pool.attach();
                 Handle<Session> revived = pool.acquire("k")) { // count 0 to 1, before the put lands

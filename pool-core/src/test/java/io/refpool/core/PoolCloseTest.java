@@ -1,11 +1,11 @@
 package io.refpool.core;
 
 import static io.refpool.core.CapacityTest.failureOf;
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
-import static io.refpool.core.TestKeyedPoolFixtures.start;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -15,12 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -109,7 +108,7 @@ class PoolCloseTest {
 
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        Worker<Void> holder = start("gate-holder", () -> {
+        TestKit.Forked<Void> holder = fork("gate-holder", () -> {
             // exclusive() is attach() in EXCLUSIVE mode; in SHARED mode it keeps attachers out
             try (Attachment attached = pool.exclusive()) {
                 holding.countDown();
@@ -119,33 +118,31 @@ class PoolCloseTest {
             return null;
         });
         awaitLatch(holding);
-        Worker<Void> gateWaiter = start("gate-waiter", () -> {
+        TestKit.Forked<Void> gateWaiter = fork("gate-waiter", () -> {
             try (Attachment attached = pool.attach()) {
                 return null;
             }
         });
-        gateWaiter.awaitState(Thread.State.WAITING);
+        TestKit.awaitParked(gateWaiter.thread);
         CompletableFuture<String> asyncAttach =
                 pool.attachAsync(CancellationToken.none(), attachment -> "ran").toCompletableFuture();
         CompletableFuture<Handle<Session>> gateWaitingAcquire =
                 pool.acquireAsync("z", CancellationToken.none()).toCompletableFuture();
         assertFalse(asyncAttach.isDone() || gateWaitingAcquire.isDone());
 
-        Worker<Void> closer = start("closer", () -> {
+        TestKit.Forked<Void> closer = fork("closer", () -> {
             pool.close();
             return null;
         });
 
-        assertInstanceOf(
-                PoolClosedException.class,
-                assertThrows(ExecutionException.class, gateWaiter::join).getCause());
+        assertInstanceOf(PoolClosedException.class, gateWaiter.joinFailure());
         assertInstanceOf(PoolClosedException.class, failureOf(asyncAttach));
         assertInstanceOf(PoolClosedException.class, failureOf(gateWaitingAcquire));
         assertInstanceOf(PoolClosedException.class, failureOf(capacityWaiter));
         assertTrue(
                 failureOf(capacityWaiter).getMessage().contains("'y'"),
                 failureOf(capacityWaiter).getMessage());
-        closer.awaitState(Thread.State.WAITING); // close itself waits for the holder to detach
+        TestKit.awaitParked(closer.thread); // close itself waits for the holder to detach
         letGo.countDown();
         holder.join();
         closer.join();
@@ -173,16 +170,16 @@ class PoolCloseTest {
         });
         Attachment held = pool.exclusive(); // keeps the first close waiting for the gate
 
-        Worker<Void> first = start("first-closer", () -> {
+        TestKit.Forked<Void> first = fork("first-closer", () -> {
             pool.close();
             return null;
         });
-        first.awaitState(Thread.State.WAITING);
-        Worker<Long> second = start("second-closer", () -> {
+        TestKit.awaitParked(first.thread);
+        TestKit.Forked<Long> second = fork("second-closer", () -> {
             pool.close();
             return pool.stats().pendingDecrements() + pool.stats().idle();
         });
-        second.awaitState(Thread.State.WAITING); // waits for the first close, does not return early
+        TestKit.awaitParked(second.thread); // waits for the first close, does not return early
 
         pool.close(); // this thread is attached: waiting would wait for itself, so it returns at once
         assertFalse(pendingSession.isDisposed(), "the first close has not run yet");
@@ -222,17 +219,17 @@ class PoolCloseTest {
             awaitLatch(finish);
         };
         RefPool<String, Session> pool = pool(engine, mode);
-        Worker<Handle<Session>> creator = start("creator", () -> {
+        TestKit.Forked<Handle<Session>> creator = fork("creator", () -> {
             try (Attachment attached = pool.attach()) {
                 return pool.acquire("k");
             }
         });
         assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS));
-        Worker<Void> closer = start("closer", () -> {
+        TestKit.Forked<Void> closer = fork("closer", () -> {
             pool.close();
             return null;
         });
-        closer.awaitState(Thread.State.WAITING);
+        TestKit.awaitParked(closer.thread);
         finish.countDown();
         Handle<Session> created = creator.join();
         closer.join();
@@ -249,7 +246,7 @@ class PoolCloseTest {
             Engine engine = new Engine();
             RefPool<String, Session> pool = engine.build(engine.builder().attachMode(mode));
             Attachment holder = pool.exclusive(); // attach() in EXCLUSIVE mode
-            Worker<Boolean> waiter = start("waiter", () -> {
+            TestKit.Forked<Boolean> waiter = fork("waiter", () -> {
                 try {
                     pool.attach().close();
                     return false;
@@ -258,7 +255,7 @@ class PoolCloseTest {
                     return true;
                 }
             });
-            waiter.awaitState(Thread.State.WAITING); // in line for the gate
+            TestKit.awaitParked(waiter.thread); // in line for the gate
             // hands the gate to the waiter, which wakes up while close (on this thread) begins:
             // the waiter's grant beats close's cancellation, and it then finds the pool closing
             holder.close();

@@ -1,17 +1,17 @@
 package io.refpool.core;
 
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
 import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
-import static io.refpool.core.TestKeyedPoolFixtures.start;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -202,7 +202,7 @@ class PoolStatsTest {
             // an attach wait
             CountDownLatch holding = new CountDownLatch(1);
             CountDownLatch letGo = new CountDownLatch(1);
-            Worker<Void> holder = start("holder", () -> {
+            TestKit.Forked<Void> holder = fork("holder", () -> {
                 try (Attachment attached = pool.attach()) {
                     holding.countDown();
                     awaitLatch(letGo);
@@ -210,11 +210,11 @@ class PoolStatsTest {
                 return null;
             });
             awaitLatch(holding);
-            Worker<Void> waiter = start("waiter", () -> {
+            TestKit.Forked<Void> waiter = fork("waiter", () -> {
                 pool.attach().close();
                 return null;
             });
-            waiter.awaitState(Thread.State.WAITING);
+            TestKit.awaitParked(waiter.thread);
             letGo.countDown();
             holder.join();
             waiter.join();

@@ -1,9 +1,9 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
 import static io.refpool.core.TestKeyedPoolFixtures.awaitLatch;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
-import static io.refpool.core.TestKeyedPoolFixtures.start;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -13,8 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -35,12 +35,12 @@ class SingleFlightCreationTest {
      * the factory (held by the test) and all the others wait for that creation. Each keeps its
      * handle open until all have one, so the object cannot be disposed and created again meanwhile.
      */
-    private static List<Worker<Session>> acquirersWaitingForOneCreation(
+    private static List<TestKit.Forked<Session>> acquirersWaitingForOneCreation(
             RefPool<String, Session> pool, String key, CountDownLatch inFactory) throws InterruptedException {
-        List<Worker<Session>> workers = new ArrayList<>();
+        List<TestKit.Forked<Session>> workers = new ArrayList<>();
         CountDownLatch allAcquired = new CountDownLatch(THREADS);
         for (int i = 0; i < THREADS; i++) {
-            workers.add(start("acquirer-" + i, () -> {
+            workers.add(fork("acquirer-" + i, () -> {
                 try (Attachment attached = pool.attach();
                         Handle<Session> handle = pool.acquire(key)) {
                     allAcquired.countDown();
@@ -69,12 +69,12 @@ class SingleFlightCreationTest {
         };
         RefPool<String, Session> pool = engine.build(engine.builder().attachMode(AttachMode.SHARED));
 
-        List<Worker<Session>> workers = acquirersWaitingForOneCreation(pool, "tenant-7", inFactory);
+        List<TestKit.Forked<Session>> workers = acquirersWaitingForOneCreation(pool, "tenant-7", inFactory);
         assertEquals(1, engine.factoryCalls.get());
         release.countDown();
 
         Session first = workers.get(0).join();
-        for (Worker<Session> worker : workers) {
+        for (TestKit.Forked<Session> worker : workers) {
             assertSame(first, worker.join(), "every acquirer gets the one object created");
         }
         assertEquals(1, engine.factoryCalls.get(), "one factory call for sixteen acquirers");
@@ -98,12 +98,11 @@ class SingleFlightCreationTest {
         };
         RefPool<String, Session> pool = engine.build(engine.builder().attachMode(AttachMode.SHARED));
 
-        List<Worker<Session>> workers = acquirersWaitingForOneCreation(pool, "tenant-7", inFactory);
+        List<TestKit.Forked<Session>> workers = acquirersWaitingForOneCreation(pool, "tenant-7", inFactory);
         release.countDown();
 
-        for (Worker<Session> worker : workers) {
-            ExecutionException failed = assertThrows(ExecutionException.class, worker::join);
-            assertSame(engineDown, failed.getCause(), "every waiter gets the factory's exception");
+        for (TestKit.Forked<Session> worker : workers) {
+            assertSame(engineDown, worker.joinFailure(), "every waiter gets the factory's exception");
         }
         assertEquals(1, engine.factoryCalls.get(), "the waiters did not call the factory again");
         assertEquals(1, engine.errors(PoolError.Kind.FACTORY_FAILED).size());
@@ -131,7 +130,7 @@ class SingleFlightCreationTest {
             awaitLatch(release);
         };
         RefPool<String, Session> pool = engine.build(engine.builder().attachMode(AttachMode.SHARED));
-        Worker<Session> creator = start("creator", () -> {
+        TestKit.Forked<Session> creator = fork("creator", () -> {
             try (Attachment attached = pool.attach();
                     Handle<Session> handle = pool.acquire("k")) {
                 return handle.get();
@@ -167,7 +166,7 @@ class SingleFlightCreationTest {
             }
         };
         RefPool<String, Session> pool = engine.build(engine.builder().attachMode(AttachMode.SHARED));
-        Worker<Session> creator = start("creator", () -> {
+        TestKit.Forked<Session> creator = fork("creator", () -> {
             try (Attachment attached = pool.attach();
                     Handle<Session> handle = pool.acquire("k")) {
                 return handle.get();
@@ -178,9 +177,7 @@ class SingleFlightCreationTest {
                 pool.acquireAsync("k", CancellationToken.none()).toCompletableFuture();
         release.countDown();
 
-        assertSame(
-                engineDown,
-                assertThrows(ExecutionException.class, creator::join).getCause());
+        assertSame(engineDown, creator.joinFailure());
         ExecutionException failed =
                 assertThrows(ExecutionException.class, () -> waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS));
         assertSame(engineDown, failed.getCause(), "the async waiter shares the creation's failure");

@@ -1,7 +1,7 @@
 package io.refpool.core;
 
-import static io.refpool.core.TestKeyedPoolFixtures.BOUND;
-import static io.refpool.core.TestKeyedPoolFixtures.eventually;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,8 +10,8 @@ import com.github.benmanes.caffeine.cache.Scheduler;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.TestKeyedPoolFixtures.Worker;
 import io.refpool.sync.CancellationSource;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -89,12 +89,12 @@ final class TestKeyedConcurrentRun {
     }
 
     void run() throws Exception {
-        List<Worker<Void>> workers = new ArrayList<>();
+        List<TestKit.Forked<Void>> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             ThreadRun run = new ThreadRun(t, new Random(seed + 31L * (t + 1)));
-            workers.add(TestKeyedPoolFixtures.start("model-" + t, run::run));
+            workers.add(TestKit.fork("model-" + t, run::run));
         }
-        for (Worker<Void> worker : workers) {
+        for (TestKit.Forked<Void> worker : workers) {
             worker.join();
         }
         Handle<Session> left;

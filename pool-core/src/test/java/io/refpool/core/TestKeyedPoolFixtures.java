@@ -1,15 +1,16 @@
 package io.refpool.core;
 
-import static org.awaitility.Awaitility.await;
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.internal.ReleaseQueueHooks;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +18,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.awaitility.core.ConditionFactory;
 
 /**
  * Fixtures of the keyed-pool tests: a fake engine whose sessions record how they were disposed, a
@@ -25,15 +25,7 @@ import org.awaitility.core.ConditionFactory;
  * thread helpers.
  */
 final class TestKeyedPoolFixtures {
-    /** The bound of every "eventually" in these tests. */
-    static final Duration BOUND = Duration.ofSeconds(20);
-
     private TestKeyedPoolFixtures() {}
-
-    /** An Awaitility wait bounded by {@link #BOUND} that checks at once, then every few milliseconds. */
-    static ConditionFactory eventually() {
-        return await().atMost(BOUND).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5));
-    }
 
     /** An engine object. */
     static final class Session {
@@ -214,59 +206,9 @@ final class TestKeyedPoolFixtures {
         }
     }
 
-    /** Work for a test thread. */
-    @FunctionalInterface
-    interface Body<T> {
-        T run() throws Exception;
-    }
-
-    /** A started thread and what its body returned or threw. */
-    static final class Worker<T> {
-        final Thread thread;
-        final CompletableFuture<T> result = new CompletableFuture<>();
-
-        private Worker(String name, Body<T> body) {
-            thread = new Thread(
-                    () -> {
-                        try {
-                            result.complete(body.run());
-                        } catch (Throwable t) {
-                            result.completeExceptionally(t);
-                        }
-                    },
-                    name);
-            thread.setDaemon(true);
-        }
-
-        Worker<T> begin() {
-            thread.start();
-            return this;
-        }
-
-        /** Waits (bounded) for the body's result; rethrows what it threw as the future's failure. */
-        T join() throws Exception {
-            return result.get(BOUND.toSeconds(), TimeUnit.SECONDS);
-        }
-
-        /** Waits (bounded) until the thread is parked in {@code state}. */
-        Worker<T> awaitState(Thread.State state) {
-            eventually().until(() -> thread.getState() == state);
-            return this;
-        }
-    }
-
-    static <T> Worker<T> start(String name, Body<T> body) {
-        return prepare(name, body).begin();
-    }
-
-    /** A worker not started yet, so that hooks can name its thread first. */
-    static <T> Worker<T> prepare(String name, Body<T> body) {
-        return new Worker<>(name, body);
-    }
-
     /** Runs {@code body} on a new thread that is not attached, and waits (bounded) for it. */
-    static <T> T onOtherThread(Body<T> body) throws Exception {
-        return start("test-helper", body).join();
+    static <T> T onOtherThread(TestKit.Body<T> body) throws Exception {
+        return TestKit.fork("test-helper", body).join();
     }
 
     /** Waits (bounded) for {@code latch}; for use inside factories and disposers. */

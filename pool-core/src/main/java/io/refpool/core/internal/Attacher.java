@@ -104,7 +104,7 @@ final class Attacher<K, V> {
         AttachState s = states.get();
         int depth = s.depth;
         if (depth > 0) {
-            if (exclusive && !s.exclusive && mode == AttachMode.SHARED) {
+            if (exclusive && !s.exclusive && mode != AttachMode.EXCLUSIVE) {
                 throw new IllegalStateException("exclusive() on a thread that is already attached shared would wait"
                         + " for itself: call it before attaching, or from a detached() section");
             }
@@ -218,13 +218,10 @@ final class Attacher<K, V> {
     /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */
     <T> CompletionStage<T> attachAsync(
             CancellationToken token, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
-        if (core.isClosed()) {
-            return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+        CompletionStage<T> refused = refuseAsync(token);
+        if (refused != null) {
+            return refused;
         }
-        if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
-        }
-        core.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
         if (gate.tryEnter(exclusive)) {
             if (core.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gate.leave(exclusive);
@@ -236,6 +233,42 @@ final class Attacher<K, V> {
                 return CompletableFuture.failedStage(t);
             }
         }
+        return waitForGateAsync(token, exclusive).thenApply(guard -> runAttached(guard, exclusive, fn));
+    }
+
+    /**
+     * Holds the gate for an async caller without attaching a thread: the stage completes with a
+     * guard that leaves the gate once, which {@link #runAttached} adopts on whichever thread later
+     * runs the caller's work. Meanwhile the hold counts as an attached thread.
+     */
+    CompletionStage<Guard> holdGate(CancellationToken token, boolean exclusive) {
+        CompletionStage<Guard> refused = refuseAsync(token);
+        if (refused != null) {
+            return refused;
+        }
+        if (gate.tryEnter(exclusive)) {
+            if (core.isClosed()) {
+                gate.leave(exclusive);
+                return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+            }
+            return CompletableFuture.completedStage(new Entered(exclusive));
+        }
+        return waitForGateAsync(token, exclusive);
+    }
+
+    /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
+    private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
+        if (core.isClosed()) {
+            return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+        }
+        if (token.isCancellationRequested()) {
+            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+        }
+        core.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
+        return null;
+    }
+
+    private CompletionStage<Guard> waitForGateAsync(CancellationToken token, boolean exclusive) {
         CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
         return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
             linked.close();
@@ -250,11 +283,30 @@ final class Attacher<K, V> {
                 guard.close();
                 throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
             }
-            return runAttached(guard, exclusive, fn);
+            return guard;
         });
     }
 
-    private <T> T runAttached(Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
+    /** The gate entered at once by {@link #holdGate}: left once, by its close. */
+    private final class Entered implements Guard {
+        private final boolean exclusive;
+        private boolean left;
+
+        Entered(boolean exclusive) {
+            this.exclusive = exclusive;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!left) {
+                left = true;
+                gate.leave(exclusive);
+            }
+        }
+    }
+
+    /** Runs {@code fn} attached with the gate already held through {@code guard} ({@code null}: entered raw). */
+    <T> T runAttached(Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
         AttachState s = states.get();
         if (s.depth > 0) {
             // granted on a thread that is attached already: run nested, then drop the extra hold

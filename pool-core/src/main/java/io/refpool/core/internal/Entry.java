@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.sync.Guard;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One pooled object and its reference count: the single owner of the refcount protocol.
@@ -36,21 +37,32 @@ final class Entry<K, V> implements Slot, Release {
 
     private static final VarHandle COUNT;
     private static final VarHandle IDLE_SPELLS;
+    private static final VarHandle SECTION;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             COUNT = lookup.findVarHandle(Entry.class, "count", int.class);
             IDLE_SPELLS = lookup.findVarHandle(Entry.class, "idleSpells", int.class);
+            SECTION = lookup.findVarHandle(Entry.class, "section", Section.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
+    /** Numbers every object in creation order: the one global order of two sections taken together. */
+    private static final AtomicLong CREATED = new AtomicLong();
+
     final K key;
     final V value;
     /** The capacity permit this object holds from creation to disposal, or {@code null}. */
     final Guard permit;
+    /** This object's place in the global order of sections; unique, never reused. */
+    final long order = CREATED.getAndIncrement();
+
+    /** The object's exclusive section, created by its first use; {@code null} until then. */
+    @SuppressWarnings("unused") // accessed through SECTION
+    private volatile Section section;
 
     @SuppressWarnings("unused") // accessed through COUNT
     private volatile int count;
@@ -124,6 +136,22 @@ final class Entry<K, V> implements Slot, Release {
                 return c - 1;
             }
         }
+    }
+
+    /** {@return this object's section}, created on first use; every caller gets the same one */
+    Section section() {
+        Section existing = (Section) SECTION.getAcquire(this);
+        if (existing != null) {
+            return existing;
+        }
+        Section created = new Section();
+        Section witness = (Section) SECTION.compareAndExchangeRelease(this, null, created);
+        return witness == null ? created : witness;
+    }
+
+    /** {@return this object's section, or {@code null} if nobody has used it yet} */
+    Section sectionIfCreated() {
+        return (Section) SECTION.getAcquire(this);
     }
 
     /** Starts a new idle spell; called by a releaser that moved the count to 0, before its put. */

@@ -14,7 +14,9 @@ import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The pool: owns its lifecycle and wires the protocol owners together. {@code RefPool} is its
@@ -74,6 +76,9 @@ public final class PoolCore<K, V> {
     final Disposals<K, V> disposals;
     final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
+    final Calls<K, V> calls;
+    /** Whether {@code Handle.get()} checks that its thread may use the object. */
+    final boolean strictAccess;
 
     private final CancellationSource closing = new CancellationSource();
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
@@ -98,6 +103,8 @@ public final class PoolCore<K, V> {
         this.disposals = new Disposals<>(this, config.disposer());
         this.attacher = new Attacher<>(this, config.attachMode());
         this.acquirer = new Acquirer<>(this);
+        this.strictAccess = config.strictAccess();
+        this.calls = new Calls<>(this);
     }
 
     // ---------------------------------------------------------------- wiring and lifecycle
@@ -171,6 +178,22 @@ public final class PoolCore<K, V> {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
         return attacher.attachAsync(token, exclusive, fn);
+    }
+
+    public <T> T attached(Supplier<? extends T> work) {
+        return calls.attached(work);
+    }
+
+    public <T> T call(K key, Function<? super V, ? extends T> fn) {
+        return calls.call(key, fn);
+    }
+
+    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+        return calls.call(first, second, fn);
+    }
+
+    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+        return calls.callAsync(key, token, fn);
     }
 
     // ---------------------------------------------------------------- acquire
@@ -277,7 +300,7 @@ public final class PoolCore<K, V> {
             report(PoolError.Kind.CLOSE_CANCELLATION_FAILED, null, "failing the pool's waiters at close failed", e);
         }
         Attachment attached =
-                attacher.attach(CancellationToken.none(), attachMode == AttachMode.SHARED && !isAttached(), true);
+                attacher.attach(CancellationToken.none(), attachMode != AttachMode.EXCLUSIVE && !isAttached(), true);
         try {
             AttachState s = attacher.state();
             releases.applyAll(s); // also releases whose flag is still in flight

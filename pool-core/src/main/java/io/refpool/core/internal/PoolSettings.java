@@ -22,6 +22,7 @@ import java.util.function.Function;
  * @param idle configures the idle cache, or {@code null} for none
  * @param leakDetection the leak detection mode
  * @param leakSampleInterval one handle in how many is tracked under {@code SAMPLED}
+ * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
  */
 public record PoolSettings<K, V>(
         Function<? super K, ? extends V> factory,
@@ -34,7 +35,8 @@ public record PoolSettings<K, V>(
         int maxObjects,
         Consumer<? super Caffeine<Object, Object>> idle,
         LeakDetection leakDetection,
-        int leakSampleInterval) {
+        int leakSampleInterval,
+        boolean strictAccess) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

@@ -2,7 +2,12 @@ package io.refpool.core.internal;
 
 import io.refpool.core.Handle;
 import io.refpool.core.PoolError;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
 import java.lang.ref.Reference;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A handle: one reference to an {@link Entry}.
@@ -44,7 +49,37 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
     @Override
     public V get() {
         checkOpen("get()");
+        if (core.strictAccess) {
+            Section.checkAccess(core, entry, opener);
+        }
         return entry.value;
+    }
+
+    @Override
+    public Guard exclusive() {
+        return exclusive(CancellationToken.none());
+    }
+
+    @Override
+    public Guard exclusive(CancellationToken token) {
+        Objects.requireNonNull(token, "token");
+        checkOpen("exclusive()");
+        return Section.enter(core, entry, token);
+    }
+
+    @Override
+    public CompletionStage<Guard> exclusiveAsync(CancellationToken token) {
+        Objects.requireNonNull(token, "token");
+        if (!open) {
+            return CompletableFuture.failedStage(new IllegalStateException("exclusiveAsync() on the handle for key "
+                    + Keys.describe(entry.key) + ", which is already closed"));
+        }
+        return Section.enterAsync(core, entry, token, true);
+    }
+
+    /** {@return the object this handle refers to, with its count and section} */
+    Entry<K, V> entry() {
+        return entry;
     }
 
     @Override

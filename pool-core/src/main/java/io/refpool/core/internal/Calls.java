@@ -1,0 +1,243 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
+import io.refpool.core.Handle;
+import io.refpool.core.PoolClosedException;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The closure API: attach, acquire, take the section in {@code PER_OBJECT} mode, run, and release
+ * everything in reverse order, also when the function throws.
+ *
+ * <pre>
+ *   step      blocking call          callAsync (no thread parks)
+ *   1         attach (nested ok)     acquireAsync: waits for creation and capacity
+ *   2         acquire                hold the gate (shared) as an async caller
+ *   3         section (PER_OBJECT)   section, async, while the gate is held (PER_OBJECT)
+ *   4         run fn                 run fn attached on the granting thread, then release all
+ * </pre>
+ *
+ * <p>The order is the deadlock rule of sections: a section is waited for only while the gate is
+ * held (attached), and a section holder never waits for the gate. So a stop-the-world
+ * {@code pool.exclusive()} waits for section holders to finish, never the reverse. Two sections
+ * are taken in the objects' creation order ({@link Entry#order}), whatever order the caller names
+ * the keys in.
+ */
+final class Calls<K, V> {
+    private final PoolCore<K, V> core;
+    private final boolean sections;
+
+    Calls(PoolCore<K, V> core) {
+        this.core = core;
+        this.sections = core.attachMode() == AttachMode.PER_OBJECT;
+    }
+
+    <T> T attached(Supplier<? extends T> work) {
+        Objects.requireNonNull(work, "work");
+        Attachment attachment = core.attach(CancellationToken.none());
+        try {
+            return work.get();
+        } finally {
+            attachment.close();
+        }
+    }
+
+    <T> T call(K key, Function<? super V, ? extends T> fn) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(fn, "fn");
+        Attachment attachment = core.attach(CancellationToken.none());
+        try {
+            Handle<V> handle = core.acquire(key);
+            try {
+                if (!sections) {
+                    return fn.apply(handle.get());
+                }
+                Guard section = handle.exclusive();
+                try {
+                    return fn.apply(handle.get());
+                } finally {
+                    section.close();
+                }
+            } finally {
+                handle.close();
+            }
+        } finally {
+            attachment.close();
+        }
+    }
+
+    <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+        Objects.requireNonNull(first, "first");
+        Objects.requireNonNull(second, "second");
+        Objects.requireNonNull(fn, "fn");
+        Attachment attachment = core.attach(CancellationToken.none());
+        try {
+            PooledHandle<K, V> a = pooled(core.acquire(first));
+            try {
+                PooledHandle<K, V> b = pooled(core.acquire(second));
+                try {
+                    return runBoth(a, b, fn);
+                } finally {
+                    b.close();
+                }
+            } finally {
+                a.close();
+            }
+        } finally {
+            attachment.close();
+        }
+    }
+
+    private <T> T runBoth(
+            PooledHandle<K, V> a, PooledHandle<K, V> b, BiFunction<? super V, ? super V, ? extends T> fn) {
+        if (!sections) {
+            return fn.apply(a.get(), b.get());
+        }
+        if (a.entry() == b.entry()) { // one object named twice: one section
+            Guard section = a.exclusive();
+            try {
+                return fn.apply(a.get(), b.get());
+            } finally {
+                section.close();
+            }
+        }
+        boolean aFirst = a.entry().order < b.entry().order;
+        Guard outer = (aFirst ? a : b).exclusive();
+        try {
+            Guard inner = (aFirst ? b : a).exclusive();
+            try {
+                return fn.apply(a.get(), b.get());
+            } finally {
+                inner.close();
+            }
+        } finally {
+            outer.close();
+        }
+    }
+
+    /**
+     * The async call. Every failure goes through the stage. A caller that completes or cancels the
+     * returned future itself ends whichever wait is under way; what was granted is released.
+     */
+    <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(fn, "fn");
+        if (core.isClosed()) {
+            return CompletableFuture.failedStage(
+                    new PoolClosedException("callAsync(" + Keys.describe(key) + ") on a closed pool"));
+        }
+        if (token.isCancellationRequested()) {
+            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+        }
+        CancellationSource waits = CancellationSource.linkedTo(token, core.closingToken());
+        CompletableFuture<T> result = new CompletableFuture<>();
+        result.whenComplete((value, failure) -> {
+            if (failure != null) {
+                waits.cancel(); // the caller gave up, or a step failed: end the wait under way
+            }
+            waits.close();
+        });
+        CompletionStage<Handle<V>> acquired;
+        try {
+            acquired = core.acquireAsync(key, waits.token());
+        } catch (Throwable t) { // closed since the check
+            result.completeExceptionally(t);
+            return result;
+        }
+        acquired.whenComplete((handle, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(unwrap(failure));
+            } else if (result.isDone()) {
+                handle.close();
+            } else {
+                holdGate(pooled(handle), waits.token(), fn, result);
+            }
+        });
+        return result;
+    }
+
+    private <T> void holdGate(
+            PooledHandle<K, V> handle,
+            CancellationToken token,
+            Function<? super V, ? extends T> fn,
+            CompletableFuture<T> result) {
+        core.attacher.holdGate(token, false).whenComplete((gate, failure) -> {
+            if (failure != null) {
+                handle.close();
+                result.completeExceptionally(unwrap(failure));
+            } else if (result.isDone()) {
+                gate.close();
+                handle.close();
+            } else if (!sections) {
+                run(handle, gate, null, fn, result);
+            } else {
+                Section.enterAsync(core, handle.entry(), token, false).whenComplete((section, sectionFailure) -> {
+                    if (sectionFailure != null) {
+                        gate.close();
+                        handle.close();
+                        result.completeExceptionally(unwrap(sectionFailure));
+                    } else {
+                        run(handle, gate, (Section.Held<?, ?>) section, fn, result);
+                    }
+                });
+            }
+        });
+    }
+
+    /** Runs {@code fn} attached through {@code gate}, then releases section, handle and gate. */
+    private <T> void run(
+            PooledHandle<K, V> handle,
+            Guard gate,
+            Section.Held<?, ?> section,
+            Function<? super V, ? extends T> fn,
+            CompletableFuture<T> result) {
+        T value;
+        try {
+            value = core.attacher.runAttached(gate, false, attachment -> {
+                try {
+                    if (section != null) {
+                        section.runningOn(Thread.currentThread());
+                    }
+                    return fn.apply(handle.get());
+                } finally {
+                    if (section != null) {
+                        section.close();
+                    }
+                    handle.close(); // attached: applied at once
+                }
+            });
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+            return;
+        }
+        result.complete(value);
+    }
+
+    /** {@return the pool's own handle behind {@code handle}}: every handle this pool opens is one */
+    @SuppressWarnings("unchecked")
+    private static <K, V> PooledHandle<K, V> pooled(Handle<V> handle) {
+        return (PooledHandle<K, V>) handle;
+    }
+
+    /** {@return the failure a caller sees: unwrapped, and a wait the pool's close ended as a closed pool} */
+    private Throwable unwrap(Throwable failure) {
+        Throwable cause =
+                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        if (cause instanceof CancellationException && !(cause instanceof PoolClosedException) && core.isClosed()) {
+            return new PoolClosedException("the pool closed while callAsync() waited");
+        }
+        return cause;
+    }
+}

@@ -1,0 +1,204 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.AttachMode;
+import io.refpool.sync.AsyncMutex;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * One object's exclusive section: its own FIFO {@link AsyncMutex}, created by the first
+ * {@code Handle.exclusive()} (see {@link Entry#section()}), so objects that never use it pay nothing.
+ * All handles to the object share it; different objects never contend.
+ *
+ * <pre>
+ *   holder    to         by
+ *   null      thread T   T's blocking enter was granted (set by T before enter returns)
+ *   null      ASYNC      an async enter was granted (set before the stage completes)
+ *   ASYNC     thread T   callAsync running its function on T; back to ASYNC when it returns
+ *   any       null       the guard's close, before it releases the lock
+ * </pre>
+ *
+ * <p>{@code holder} answers two questions and nothing else: "does this thread hold the section
+ * already?" (its own write, so it reads it exactly: asking again throws instead of deadlocking) and
+ * "may this thread use the object?" for strict access. The lock alone decides who holds the section.
+ *
+ * <p>A section guard holds a reference of its own (count + 1 at entry, - 1 at close), so the object
+ * stays alive while its section is held even if every handle closes meanwhile.
+ */
+final class Section {
+    /** The holder of a section granted to an async caller, which no thread holds. */
+    static final Object ASYNC = new Object() {
+        @Override
+        public String toString() {
+            return "an async caller";
+        }
+    };
+
+    final AsyncMutex lock = new AsyncMutex();
+
+    /** Who holds the section, for the reentry and strict-access checks; see the table. */
+    volatile Object holder;
+
+    /** {@return whether {@code thread} may use the object: it holds the section, or an async caller does} */
+    boolean admits(Thread thread) {
+        Object h = holder;
+        return h == thread || h == ASYNC;
+    }
+
+    /**
+     * Strict access: the calling thread must be attached to the pool and, in {@code PER_OBJECT}
+     * mode, hold the object's section (or stop the world with {@code pool.exclusive()}).
+     */
+    static <K, V> void checkAccess(PoolCore<K, V> core, Entry<K, V> entry, AttachState opener) {
+        Thread me = Thread.currentThread();
+        AttachState s = opener != null && opener.thread == me ? opener : core.attacher.state();
+        if (s.depth == 0) {
+            throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " on thread "
+                    + me.getName() + ", which is not attached to the pool (strictAccess): use the object inside"
+                    + " pool.call, or attach first");
+        }
+        if (core.attachMode() == AttachMode.PER_OBJECT && !s.exclusive) {
+            Section section = entry.sectionIfCreated();
+            if (section == null || !section.admits(me)) {
+                throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
+                        + " on thread " + me.getName() + ", which does not hold the object's section (PER_OBJECT"
+                        + " mode, strictAccess): use pool.call, or take Handle.exclusive() first");
+            }
+        }
+    }
+
+    /** Takes the section of {@code entry} for the calling thread, parking while another holds it. */
+    static <K, V> Guard enter(PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token) {
+        Section section = entry.section();
+        Thread me = Thread.currentThread();
+        if (section.holder == me) {
+            throw reentry(entry, me);
+        }
+        retain(entry);
+        try {
+            Guard lockGuard = null;
+            if (!section.lock.tryLock()) {
+                try {
+                    lockGuard = section.lock.acquireBlocking(token);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CancellationException("interrupted while waiting for the section of key "
+                            + Keys.describe(entry.key) + "; the interrupt status is kept");
+                }
+            }
+            section.holder = me;
+            return new Held<>(core, entry, section, lockGuard);
+        } catch (Throwable t) {
+            core.release(entry, null);
+            throw t;
+        }
+    }
+
+    /**
+     * Takes the section of {@code entry} for an async caller: the stage completes with its guard on
+     * the thread that released the section (at once if free). A caller that completes or cancels
+     * the stage itself ends the wait; a grant that lands anyway is given back. {@code refuseReentry}:
+     * fail if the calling thread holds the section (a caller's own request); {@code callAsync}'s
+     * steps run on whichever thread granted the step before, which says nothing of the caller.
+     */
+    static <K, V> CompletionStage<Guard> enterAsync(
+            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, boolean refuseReentry) {
+        if (token.isCancellationRequested()) {
+            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+        }
+        Section section = entry.section();
+        if (refuseReentry && section.holder == Thread.currentThread()) {
+            return CompletableFuture.failedStage(reentry(entry, Thread.currentThread()));
+        }
+        try {
+            retain(entry);
+        } catch (IllegalStateException e) {
+            return CompletableFuture.failedStage(e);
+        }
+        if (section.lock.tryLock()) {
+            section.holder = ASYNC;
+            return CompletableFuture.completedStage(new Held<>(core, entry, section, null));
+        }
+        CompletableFuture<Guard> result = new CompletableFuture<>();
+        CompletableFuture<Guard> wait = section.lock.acquire(token).toCompletableFuture();
+        wait.whenComplete((lockGuard, failure) -> {
+            if (failure != null) {
+                core.release(entry, null);
+                result.completeExceptionally(failure instanceof CompletionException ? failure.getCause() : failure);
+                return;
+            }
+            section.holder = ASYNC;
+            Held<K, V> held = new Held<>(core, entry, section, lockGuard);
+            if (!result.complete(held)) {
+                held.close(); // the caller gave up first
+            }
+        });
+        result.whenComplete((held, failure) -> {
+            if (failure != null) {
+                wait.cancel(false); // ends the wait; a grant that won the race arrives above and is given back
+            }
+        });
+        return result;
+    }
+
+    private static <K, V> void retain(Entry<K, V> entry) {
+        if (entry.tryRetain() < 0) {
+            throw new IllegalStateException(
+                    "the section of key " + Keys.describe(entry.key) + " was asked for after its object was disposed");
+        }
+    }
+
+    private static IllegalStateException reentry(Entry<?, ?> entry, Thread thread) {
+        return new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key) + ": thread "
+                + thread.getName() + " already holds its section, and a second hold would wait for itself");
+    }
+
+    /** A held section: closing it clears the holder, releases the lock, then the reference. */
+    static final class Held<K, V> implements Guard {
+        private final PoolCore<K, V> core;
+        private final Entry<K, V> entry;
+        private final Section section;
+        /** The lock's guard if the entry had to wait, else {@code null} (the raw tryLock pair). */
+        private final Guard lockGuard;
+
+        private boolean closed;
+
+        Held(PoolCore<K, V> core, Entry<K, V> entry, Section section, Guard lockGuard) {
+            this.core = core;
+            this.entry = entry;
+            this.section = section;
+            this.lockGuard = lockGuard;
+        }
+
+        /** Lets the running thread use the object inside an async caller's section. */
+        void runningOn(Thread thread) {
+            section.holder = thread;
+        }
+
+        @Override
+        public void close() {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+            }
+            section.holder = null;
+            if (lockGuard != null) {
+                lockGuard.close();
+            } else {
+                section.lock.unlock();
+            }
+            core.release(entry, null);
+        }
+
+        @Override
+        public String toString() {
+            return "Section[" + Keys.describe(entry.key) + (closed ? ", released" : ", held") + "]";
+        }
+    }
+}
