@@ -13,7 +13,7 @@ import java.util.concurrent.CompletionStage;
  *     Handle<Session> copy = session.share();          // +1, may be handed to another thread
  *     executor.execute(() -> {
  *         try (copy) {                                 // closed off-attachment: deferred
- *             copy.get().ping();
+ *             pool.attached(() -> copy.get().query("select 2"));   // the engine, attached
  *         }
  *     });
  *     session.get().query("select 1");

@@ -20,18 +20,20 @@ import java.util.function.Supplier;
  * <pre>{@code
  * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))
  *         .disposer(Session::close)                   // runs attached, exactly once per object
- *         .attachMode(AttachMode.EXCLUSIVE)           // or SHARED
+ *         .attachMode(AttachMode.PER_OBJECT)          // or EXCLUSIVE, SHARED
  *         .maxObjects(64)                             // live + idle; acquireAsync waits beyond it
  *         .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
  *         .leakDetection(LeakDetection.SAMPLED)
  *         .build();
+ *
+ * String rows = pool.call("tenant-7", session -> session.query("select 1"));  // all in one call
  *
  * try (Attachment attached = pool.attach()) {         // applies pending releases if any
  *     try (Handle<Session> session = pool.acquire("tenant-7")) {
  *         Handle<Session> copy = session.share();     // +1, safe to hand to another thread
  *         executor.execute(() -> {
  *             try (copy) {                            // closed off-attachment: deferred
- *                 copy.get().ping();
+ *                 pool.attached(() -> copy.get().query("select 2"));   // the engine, attached
  *             }
  *         });
  *     }
@@ -144,7 +146,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * returns or throws; what it throws reaches the caller unchanged.
      *
      * <pre>{@code
-     * int live = pool.attached(() -> pool.stats().live());
+     * long live = pool.attached(() -> pool.stats().live());
      * }</pre>
      *
      * @param work the attached work
@@ -155,7 +157,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws NullPointerException if {@code work} is null
      */
     public <T> T attached(Supplier<? extends T> work) {
-        return core.attached(work);
+        return core.calls().attached(work);
     }
 
     /**
@@ -185,7 +187,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws IllegalStateException if the thread holds this object's section already
      */
     public <T> T call(K key, Function<? super V, ? extends T> fn) {
-        return core.call(key, fn);
+        return core.calls().call(key, fn);
     }
 
     /**
@@ -209,7 +211,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws IllegalStateException if the thread holds either object's section already
      */
     public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
-        return core.call(first, second, fn);
+        return core.calls().call(first, second, fn);
     }
 
     /**
@@ -234,7 +236,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws NullPointerException if an argument is null
      */
     public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
-        return core.callAsync(key, token, fn);
+        return core.calls().callAsync(key, token, fn);
     }
 
     /** {@return whether the calling thread is attached to this pool} */

@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  * are taken in the objects' creation order ({@link Entry#order}), whatever order the caller names
  * the keys in.
  */
-final class Calls<K, V> {
+public final class Calls<K, V> {
     private final PoolCore<K, V> core;
     private final boolean sections;
 
@@ -43,7 +43,7 @@ final class Calls<K, V> {
         this.sections = core.attachMode() == AttachMode.PER_OBJECT;
     }
 
-    <T> T attached(Supplier<? extends T> work) {
+    public <T> T attached(Supplier<? extends T> work) {
         Objects.requireNonNull(work, "work");
         Attachment attachment = core.attach(CancellationToken.none());
         try {
@@ -53,7 +53,7 @@ final class Calls<K, V> {
         }
     }
 
-    <T> T call(K key, Function<? super V, ? extends T> fn) {
+    public <T> T call(K key, Function<? super V, ? extends T> fn) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(fn, "fn");
         Attachment attachment = core.attach(CancellationToken.none());
@@ -63,11 +63,12 @@ final class Calls<K, V> {
                 if (!sections) {
                     return fn.apply(handle.get());
                 }
-                Guard section = handle.exclusive();
+                Section section = Calls.<K, V>pooled(handle).entry().section();
+                Guard lockGuard = section.enter(Calls.<K, V>pooled(handle).entry());
                 try {
                     return fn.apply(handle.get());
                 } finally {
-                    section.close();
+                    section.unlock(lockGuard);
                 }
             } finally {
                 handle.close();
@@ -77,7 +78,21 @@ final class Calls<K, V> {
         }
     }
 
-    <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+    /**
+     * Runs {@code work} in the section of {@code entry}, which a handle of the caller keeps alive:
+     * unlike {@code Handle.exclusive()} it takes no reference and allocates no guard.
+     */
+    private <T> T inSection(Entry<K, V> entry, Supplier<T> work) {
+        Section section = entry.section();
+        Guard lockGuard = section.enter(entry);
+        try {
+            return work.get();
+        } finally {
+            section.unlock(lockGuard);
+        }
+    }
+
+    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
         Objects.requireNonNull(first, "first");
         Objects.requireNonNull(second, "second");
         Objects.requireNonNull(fn, "fn");
@@ -105,32 +120,19 @@ final class Calls<K, V> {
             return fn.apply(a.get(), b.get());
         }
         if (a.entry() == b.entry()) { // one object named twice: one section
-            Guard section = a.exclusive();
-            try {
-                return fn.apply(a.get(), b.get());
-            } finally {
-                section.close();
-            }
+            return inSection(a.entry(), () -> fn.apply(a.get(), b.get()));
         }
         boolean aFirst = a.entry().order < b.entry().order;
-        Guard outer = (aFirst ? a : b).exclusive();
-        try {
-            Guard inner = (aFirst ? b : a).exclusive();
-            try {
-                return fn.apply(a.get(), b.get());
-            } finally {
-                inner.close();
-            }
-        } finally {
-            outer.close();
-        }
+        Entry<K, V> outer = aFirst ? a.entry() : b.entry();
+        Entry<K, V> inner = aFirst ? b.entry() : a.entry();
+        return inSection(outer, () -> inSection(inner, () -> fn.apply(a.get(), b.get())));
     }
 
     /**
      * The async call. Every failure goes through the stage. A caller that completes or cancels the
      * returned future itself ends whichever wait is under way; what was granted is released.
      */
-    <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");

@@ -35,20 +35,11 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Entry<K, V> implements Slot, Release {
     static final int DISPOSED = -1;
 
-    private static final VarHandle COUNT;
-    private static final VarHandle IDLE_SPELLS;
-    private static final VarHandle SECTION;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            COUNT = lookup.findVarHandle(Entry.class, "count", int.class);
-            IDLE_SPELLS = lookup.findVarHandle(Entry.class, "idleSpells", int.class);
-            SECTION = lookup.findVarHandle(Entry.class, "section", Section.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle COUNT = FieldHandles.find(MethodHandles.lookup(), Entry.class, "count", int.class);
+    private static final VarHandle IDLE_SPELLS =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "idleSpells", int.class);
+    private static final VarHandle SECTION =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
     /** Numbers every object in creation order: the one global order of two sections taken together. */
     private static final AtomicLong CREATED = new AtomicLong();

@@ -14,9 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The pool: owns its lifecycle and wires the protocol owners together. {@code RefPool} is its
@@ -76,7 +74,7 @@ public final class PoolCore<K, V> {
     final Disposals<K, V> disposals;
     final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
-    final Calls<K, V> calls;
+    private final Calls<K, V> calls;
     /** Whether {@code Handle.get()} checks that its thread may use the object. */
     final boolean strictAccess;
 
@@ -180,20 +178,9 @@ public final class PoolCore<K, V> {
         return attacher.attachAsync(token, exclusive, fn);
     }
 
-    public <T> T attached(Supplier<? extends T> work) {
-        return calls.attached(work);
-    }
-
-    public <T> T call(K key, Function<? super V, ? extends T> fn) {
-        return calls.call(key, fn);
-    }
-
-    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
-        return calls.call(first, second, fn);
-    }
-
-    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
-        return calls.callAsync(key, token, fn);
+    /** {@return the closure API: call, callAsync, attached} */
+    public Calls<K, V> calls() {
+        return calls;
     }
 
     // ---------------------------------------------------------------- acquire

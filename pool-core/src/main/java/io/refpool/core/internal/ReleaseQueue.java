@@ -47,15 +47,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * @param <T> the kind of release
  */
 public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
-    private static final VarHandle DIRTY;
-
-    static {
-        try {
-            DIRTY = MethodHandles.lookup().findVarHandle(ReleaseQueueFlag.class, "dirty", boolean.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle DIRTY =
+            FieldHandles.find(MethodHandles.lookup(), ReleaseQueueFlag.class, "dirty", boolean.class);
 
     /** Guards {@code pending}; never held while user code runs. */
     private final ReentrantLock queueLock = new ReentrantLock();

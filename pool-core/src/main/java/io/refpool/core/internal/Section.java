@@ -4,6 +4,8 @@ import io.refpool.core.AttachMode;
 import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -38,14 +40,33 @@ final class Section {
         }
     };
 
+    /** How many times a thread tries the lock before it queues: about a microsecond. */
+    private static final int SPINS = 128;
+
     final AsyncMutex lock = new AsyncMutex();
 
-    /** Who holds the section, for the reentry and strict-access checks; see the table. */
-    volatile Object holder;
+    private static final VarHandle HOLDER =
+            FieldHandles.find(MethodHandles.lookup(), Section.class, "holder", Object.class);
+
+    /**
+     * Who holds the section, for the reentry and strict-access checks; see the table. Written with
+     * release and read with acquire ordering: a thread reads its own writes, and the lock's own
+     * acquire and release order the writes of successive holders, so no write needs a full fence.
+     */
+    @SuppressWarnings("unused") // accessed through HOLDER
+    private Object holder;
+
+    Object holder() {
+        return HOLDER.getAcquire(this);
+    }
+
+    void holder(Object who) {
+        HOLDER.setRelease(this, who);
+    }
 
     /** {@return whether {@code thread} may use the object: it holds the section, or an async caller does} */
     boolean admits(Thread thread) {
-        Object h = holder;
+        Object h = holder();
         return h == thread || h == ASYNC;
     }
 
@@ -75,26 +96,70 @@ final class Section {
     static <K, V> Guard enter(PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token) {
         Section section = entry.section();
         Thread me = Thread.currentThread();
-        if (section.holder == me) {
+        if (section.holder() == me) {
             throw reentry(entry, me);
         }
         retain(entry);
         try {
-            Guard lockGuard = null;
-            if (!section.lock.tryLock()) {
-                try {
-                    lockGuard = section.lock.acquireBlocking(token);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new CancellationException("interrupted while waiting for the section of key "
-                            + Keys.describe(entry.key) + "; the interrupt status is kept");
-                }
-            }
-            section.holder = me;
+            Guard lockGuard = section.lockFor(me, entry, token);
             return new Held<>(core, entry, section, lockGuard);
         } catch (Throwable t) {
             core.release(entry, null);
             throw t;
+        }
+    }
+
+    /**
+     * Takes the lock for {@code me}, a thread that does not hold it yet (the caller checked), and
+     * records {@code me} as the holder. A short bounded spin on {@code tryLock} comes first: a
+     * section is typically held for a short call, and a thread that queued would pay a park and an
+     * unpark for it. The spin never passes a queued waiter ({@code tryLock} fails while anyone is
+     * queued), so the queue stays FIFO.
+     *
+     * @return the lock's guard if the thread had to queue, or {@code null} if it took the lock raw
+     *     (release with {@link #unlockRaw})
+     */
+    Guard lockFor(Thread me, Entry<?, ?> entry, CancellationToken token) {
+        for (int spin = 0; spin < SPINS; spin++) {
+            if (lock.tryLock()) {
+                holder(me);
+                return null;
+            }
+            Thread.onSpinWait();
+        }
+        try {
+            Guard lockGuard = lock.acquireBlocking(token);
+            holder(me);
+            return lockGuard;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while waiting for the section of key "
+                    + Keys.describe(entry.key) + "; the interrupt status is kept");
+        }
+    }
+
+    /**
+     * Takes this section (of {@code entry}) for the calling thread, which a handle of its own keeps
+     * alive: no reference taken, no guard allocated. Release with {@link #unlock}.
+     *
+     * @return as {@link #lockFor}
+     * @throws IllegalStateException if the calling thread holds this section already
+     */
+    Guard enter(Entry<?, ?> entry) {
+        Thread me = Thread.currentThread();
+        if (holder() == me) {
+            throw reentry(entry, me);
+        }
+        return lockFor(me, entry, CancellationToken.none());
+    }
+
+    /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */
+    void unlock(Guard lockGuard) {
+        holder(null);
+        if (lockGuard != null) {
+            lockGuard.close();
+        } else {
+            lock.unlock();
         }
     }
 
@@ -111,7 +176,7 @@ final class Section {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
         Section section = entry.section();
-        if (refuseReentry && section.holder == Thread.currentThread()) {
+        if (refuseReentry && section.holder() == Thread.currentThread()) {
             return CompletableFuture.failedStage(reentry(entry, Thread.currentThread()));
         }
         try {
@@ -120,7 +185,7 @@ final class Section {
             return CompletableFuture.failedStage(e);
         }
         if (section.lock.tryLock()) {
-            section.holder = ASYNC;
+            section.holder(ASYNC);
             return CompletableFuture.completedStage(new Held<>(core, entry, section, null));
         }
         CompletableFuture<Guard> result = new CompletableFuture<>();
@@ -131,7 +196,7 @@ final class Section {
                 result.completeExceptionally(failure instanceof CompletionException ? failure.getCause() : failure);
                 return;
             }
-            section.holder = ASYNC;
+            section.holder(ASYNC);
             Held<K, V> held = new Held<>(core, entry, section, lockGuard);
             if (!result.complete(held)) {
                 held.close(); // the caller gave up first
@@ -176,7 +241,7 @@ final class Section {
 
         /** Lets the running thread use the object inside an async caller's section. */
         void runningOn(Thread thread) {
-            section.holder = thread;
+            section.holder(thread);
         }
 
         @Override
@@ -187,12 +252,7 @@ final class Section {
                 }
                 closed = true;
             }
-            section.holder = null;
-            if (lockGuard != null) {
-                lockGuard.close();
-            } else {
-                section.lock.unlock();
-            }
+            section.unlock(lockGuard);
             core.release(entry, null);
         }
 

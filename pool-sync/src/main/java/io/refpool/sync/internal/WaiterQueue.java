@@ -74,9 +74,24 @@ public abstract class WaiterQueue {
     public static final long QUEUED = 1L << 62;
 
     private static final VarHandle STATE = VarHandles.field(MethodHandles.lookup(), "state", long.class);
+    private static final VarHandle SPINNERS = VarHandles.field(MethodHandles.lookup(), "spinners", int.class);
+
+    /**
+     * How many {@code onSpinWait} rounds a queued blocking waiter spins on its own phase before it
+     * parks: a few microseconds, less than a park and the wake-up it needs cost, and more than a
+     * short critical section.
+     */
+    private static final int SPIN_ROUNDS = 1 << 11;
+
+    /** At most this many blocking waiters of one queue spin at once: one fewer than the cores. */
+    private static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors() - 1;
 
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
+
+    /** Blocking waiters of this queue spinning before their first park, see {@link #spinBeforeParking}. */
+    @SuppressWarnings("unused") // accessed through SPINNERS
+    private volatile int spinners;
 
     /** Guards head, tail, the links and {@code linked} of every waiter, and length. */
     private final ReentrantLock queueLock = new ReentrantLock();
@@ -231,6 +246,7 @@ public abstract class WaiterQueue {
             return true;
         }
         long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
+        spinBeforeParking(waiter);
         boolean interrupted = false;
         for (; ; ) {
             int phase = waiter.phase();
@@ -270,6 +286,31 @@ public abstract class WaiterQueue {
                 }
                 interrupted = true; // the grant won; keep the interrupt for the caller
             }
+        }
+    }
+
+    /**
+     * Spins a little on the queued waiter's own phase before its first park: a grant that lands
+     * meanwhile (the holder's critical section was short) is taken without a park, an unpark and
+     * the scheduler's wake-up latency. It only delays the park: the phase is re-read by the park
+     * loop, and the granter's unpark of a thread that has not parked leaves a permit that at worst
+     * ends one later park early, which every park loop tolerates. No more threads spin than there
+     * are other cores, so a spinner never keeps the holder off a core.
+     */
+    private void spinBeforeParking(Waiter waiter) {
+        if (MAX_SPINNERS <= 0) {
+            return;
+        }
+        if ((int) SPINNERS.getAndAdd(this, 1) >= MAX_SPINNERS) {
+            SPINNERS.getAndAdd(this, -1);
+            return;
+        }
+        try {
+            for (int i = 0; i < SPIN_ROUNDS && waiter.phase() == Waiter.WAITING; i++) {
+                Thread.onSpinWait();
+            }
+        } finally {
+            SPINNERS.getAndAdd(this, -1);
         }
     }
 

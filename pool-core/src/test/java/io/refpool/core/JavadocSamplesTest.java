@@ -1,0 +1,168 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.refpool.sync.CancellationToken;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.tools.Diagnostic;
+import javax.tools.DiagnosticCollector;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every {@code <pre>{@code ...}</pre>} sample in the javadoc of pool-core's public types, compiled:
+ * each becomes the body of a method of one class whose fields stand for what the samples name (an
+ * {@code engine} that opens a {@code Session}, a {@code pool}, an {@code executor}, a {@code token},
+ * a {@code log}). A sample that calls a method the API does not have, or uses it with the wrong
+ * types, fails here.
+ */
+class JavadocSamplesTest {
+    private static final Path PUBLIC_API = Path.of("src/main/java/io/refpool/core");
+    private static final Pattern SAMPLE = Pattern.compile("<pre>\\{@code\\n(.*?)\\n\\s*\\* }</pre>", Pattern.DOTALL);
+
+    private static final String PREAMBLE = String.join(
+            "\n",
+            "import io.refpool.core.*;",
+            "import io.refpool.sync.*;",
+            "import java.nio.file.Path;",
+            "import java.time.Duration;",
+            "import java.util.*;",
+            "import java.util.concurrent.*;",
+            "abstract class Samples {",
+            "    interface Session {",
+            "        String query(String sql);",
+            "        void ping();",
+            "        void refresh();",
+            "        void store(String report);",
+            "        void close();",
+            "        boolean copyTo(Session other);",
+            "    }",
+            "    interface Engine { Session open(String tenant); }",
+            "    interface Http { String get(String url); }",
+            "    interface Log { void warn(String message, Throwable cause); }",
+            "    interface Script { void release(); }",
+            "    interface Compiler { Script compile(Path path); }",
+            "    Engine engine;",
+            "    RefPool<String, Session> pool;",
+            "    Executor executor;",
+            "    Http http;",
+            "    String url;",
+            "    Log log;",
+            "    CancellationToken token;",
+            "    String key;",
+            "    Handle<Session> handle;",
+            "    Compiler compiler;",
+            "");
+
+    /** A sample and where it is. */
+    record Sample(String file, int index, String code) {}
+
+    static List<Sample> samples() throws IOException {
+        List<Sample> samples = new ArrayList<>();
+        try (Stream<Path> files = Files.list(PUBLIC_API)) {
+            for (Path file :
+                    files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
+                Matcher sample = SAMPLE.matcher(Files.readString(file, StandardCharsets.UTF_8));
+                for (int i = 0; sample.find(); i++) {
+                    String code = sample.group(1)
+                            .lines()
+                            .map(line -> line.replaceFirst("^\\s*\\* ?", ""))
+                            .collect(Collectors.joining("\n"));
+                    samples.add(new Sample(file.getFileName().toString(), i, code));
+                }
+            }
+        }
+        return samples;
+    }
+
+    @Test
+    void everySampleInThePublicJavadocCompiles() throws Exception {
+        List<Sample> samples = samples();
+        assertTrue(samples.size() >= 15, "the samples were found: " + samples.size());
+        StringBuilder source = new StringBuilder(PREAMBLE);
+        List<int[]> lines = new ArrayList<>(); // per sample: first and last line in the source
+        for (Sample sample : samples) {
+            int first = (int) source.chars().filter(c -> c == '\n').count() + 2;
+            source.append("    void sample").append(lines.size()).append("() throws Exception {\n");
+            source.append(sample.code()).append("\n    }\n");
+            lines.add(new int[] {
+                first, (int) source.chars().filter(c -> c == '\n').count()
+            });
+        }
+        source.append("}\n");
+
+        List<String> errors = compile(source.toString()).stream()
+                .filter(d -> d.getKind() == Diagnostic.Kind.ERROR)
+                .map(d -> {
+                    int line = (int) d.getLineNumber();
+                    String where = "?";
+                    for (int i = 0; i < lines.size(); i++) {
+                        if (line >= lines.get(i)[0] && line <= lines.get(i)[1]) {
+                            where = samples.get(i).file() + " sample "
+                                    + samples.get(i).index();
+                        }
+                    }
+                    return where + ": " + d.getMessage(Locale.ROOT);
+                })
+                .toList();
+        assertEquals(List.of(), errors);
+    }
+
+    private static List<Diagnostic<? extends JavaFileObject>> compile(String source)
+            throws IOException, URISyntaxException {
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+        String classPath = Stream.of(RefPool.class, CancellationToken.class, Caffeine.class)
+                .map(JavadocSamplesTest::location)
+                .collect(Collectors.joining(java.io.File.pathSeparator));
+        Path out = Files.createTempDirectory("javadoc-samples");
+        try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, null, null)) {
+            JavaFileObject unit =
+                    new SimpleJavaFileObject(
+                            java.net.URI.create("string:///Samples.java"), JavaFileObject.Kind.SOURCE) {
+                        @Override
+                        public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+                            return source;
+                        }
+                    };
+            javac.getTask(
+                            null,
+                            files,
+                            diagnostics,
+                            List.of("-classpath", classPath, "-d", out.toString(), "-proc:none"),
+                            null,
+                            List.of(unit))
+                    .call();
+        }
+        return diagnostics.getDiagnostics();
+    }
+
+    private static String location(Class<?> type) {
+        try {
+            return Path.of(type.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.refpool.core.guide;
+
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.testkit.TestKit;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The code of {@code docs/guide.md}, compiled and run. Each sample is a region between {@code //
+ * tag::name[]} and {@code // end::name[]} of a source file of this package (whole files, imports
+ * included, for the types); {@link #theGuideShowsTheseSamplesVerbatim} checks that every {@code
+ * java} block of the guide, marked {@code <!-- sample: name -->}, is that region, so the guide
+ * cannot drift from code that works.
+ */
+class GuideSamplesTest {
+    private static final Path GUIDE = Path.of("../docs/guide.md");
+    private static final Path PACKAGE = Path.of("src/test/java/io/refpool/core/guide");
+    private static final List<String> SAMPLE_FILES =
+            List.of("LuaTenant.java", "Plugin.java", "TenantHost.java", "HostExample.java");
+
+    private final List<LuaTenant> opened = new CopyOnWriteArrayList<>();
+    private final TenantHost host = new TenantHost(opened::add);
+
+    @AfterEach
+    void everyInterpreterClosedExactlyOnce() {
+        host.close();
+        assertTrue(opened.stream().allMatch(LuaTenant::isClosed), "closed: a second close would have thrown");
+        assertEquals(List.of(), host.errors(), "no failed disposer, leak or handle open at close");
+    }
+
+    @Test
+    void twoPluginsOnTwoThreadsLoseNoUpdate() throws Exception {
+        assertEquals("2000", HostExample.countOnTwoThreads(host));
+        assertEquals(1, opened.size(), "one interpreter for the tenant");
+    }
+
+    @Test
+    void aWorkerUsesTheInterpreterAttachedInItsSectionAndClosesItsHandleThere() throws Exception {
+        ExecutorService worker = Executors.newSingleThreadExecutor();
+        try {
+            assertEquals(
+                    "42",
+                    host.runOnWorker("tenant-7", "return 6 * 7", worker).get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        } finally {
+            worker.shutdown();
+        }
+        eventually().until(() -> host.stats().live() == 0); // the worker's close, applied by the drainer
+        assertEquals("1", host.run("tenant-7", "count = (count or 0) + 1; return count"), "the interpreter idled");
+        assertEquals(1, opened.size());
+    }
+
+    @Test
+    void aRequestGivesUpAtItsDeadlineWhileAnotherPluginIsInsideTheInterpreter() throws Exception {
+        assertEquals("42", HostExample.askWithDeadline(host, "tenant-7", Duration.ofSeconds(5)));
+        TestKit.Forked<String> busy = fork(
+                "busy plugin",
+                () -> host.run(
+                        "tenant-7", "local stop = os.clock() + 1; while os.clock() < stop do end; return 'done'"));
+        eventually().until(() -> host.stats().live() == 1); // it holds the interpreter's handle, then its section
+        assertEquals("gave up after PT0.05S", HostExample.askWithDeadline(host, "tenant-7", Duration.ofMillis(50)));
+        assertEquals("done", busy.join());
+        assertEquals("42", HostExample.askWithDeadline(host, "tenant-7", Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void theReadmeExampleRunsAndIsShownVerbatim() throws IOException {
+        assertEquals(List.of("42", "later"), List.of(ReadmeExample.run()));
+        String readme = Files.readString(Path.of("../README.md"), StandardCharsets.UTF_8);
+        Matcher block = Pattern.compile("```java\n(.*?)```", Pattern.DOTALL).matcher(readme);
+        assertTrue(block.find(), "the README shows a java example");
+        String region = regions(Files.readString(PACKAGE.resolve("ReadmeExample.java"), StandardCharsets.UTF_8))
+                .get("readme");
+        assertEquals(region, block.group(1), "the README's example");
+        assertTrue(!block.find(), "the README shows one java example");
+    }
+
+    @Test
+    void theGuideShowsTheseSamplesVerbatim() throws IOException {
+        Map<String, String> regions = new LinkedHashMap<>();
+        for (String file : SAMPLE_FILES) {
+            regions.putAll(regions(Files.readString(PACKAGE.resolve(file), StandardCharsets.UTF_8)));
+        }
+        String guide = Files.readString(GUIDE, StandardCharsets.UTF_8);
+        Matcher block = Pattern.compile("(?:<!-- sample: ([\\w-]+) -->\\n)?```java\\n(.*?)```", Pattern.DOTALL)
+                .matcher(guide);
+        List<String> shown = new ArrayList<>();
+        while (block.find()) {
+            String name = block.group(1);
+            assertTrue(name != null, "a java block of the guide without a sample marker:\n" + block.group(2));
+            assertTrue(regions.containsKey(name), "no region '" + name + "' in " + SAMPLE_FILES);
+            assertEquals(regions.get(name), block.group(2), "the guide's sample '" + name + "'");
+            shown.add(name);
+        }
+        assertEquals(regions.keySet(), new LinkedHashSet<>(shown), "every sample is shown once");
+        assertEquals(regions.size(), shown.size(), "every sample is shown once");
+    }
+
+    /** The tagged regions of {@code source}, each dedented, with a trailing newline. */
+    static Map<String, String> regions(String source) {
+        Map<String, String> regions = new LinkedHashMap<>();
+        Matcher region = Pattern.compile("// tag::([\\w-]+)\\[]\\n(.*?)\\n[ \\t]*// end::\\1\\[]", Pattern.DOTALL)
+                .matcher(source);
+        while (region.find()) {
+            regions.put(region.group(1), dedent(region.group(2)));
+        }
+        return regions;
+    }
+
+    private static String dedent(String text) {
+        String[] lines = text.split("\\n", -1);
+        int indent = Integer.MAX_VALUE;
+        for (String line : lines) {
+            if (!line.isBlank()) {
+                indent = Math.min(indent, line.length() - line.stripLeading().length());
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        for (String line : lines) {
+            out.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,95 @@
+// tag::host-build[]
+package io.refpool.core.guide;
+
+import io.refpool.core.AttachMode;
+import io.refpool.core.Handle;
+import io.refpool.core.LeakDetection;
+import io.refpool.core.PoolError;
+import io.refpool.core.PoolStats;
+import io.refpool.core.RefPool;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.Guard;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+
+/** Lends each tenant's Lua interpreter to plugins, one plugin at a time per interpreter. */
+public final class TenantHost implements AutoCloseable {
+    private final List<PoolError> errors = new CopyOnWriteArrayList<>();
+    private final RefPool<String, LuaTenant> interpreters;
+
+    public TenantHost(Consumer<LuaTenant> onOpen) {
+        interpreters = RefPool.builder((String tenant) -> {
+                    LuaTenant lua = new LuaTenant(tenant);
+                    onOpen.accept(lua);
+                    return lua;
+                })
+                .disposer(LuaTenant::close) // runs attached, exactly once per interpreter
+                .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
+                .strictAccess(true) // get() outside its interpreter's section throws
+                .maxObjects(32) // live plus idle interpreters
+                .idle(cache -> cache.maximumSize(8).expireAfterAccess(Duration.ofMinutes(5)))
+                .leakDetection(LeakDetection.SAMPLED) // finds handles dropped unclosed
+                .errorListener(errors::add) // default: System.Logger "io.refpool", WARNING
+                .build();
+    }
+    // end::host-build[]
+
+    // tag::host-run[]
+    /** Runs {@code script} in the tenant's interpreter, with no other plugin inside it. */
+    public String run(String tenant, String script) {
+        return interpreters.call(tenant, lua -> lua.eval(script));
+    }
+    // end::host-run[]
+
+    // tag::host-async[]
+    /** As {@link #run}, without blocking a thread: waits in line for capacity and the interpreter. */
+    public CompletionStage<String> runAsync(String tenant, String script, Duration deadline) {
+        CancellationSource timeout = new CancellationSource();
+        timeout.cancelAfter(deadline);
+        return interpreters
+                .callAsync(tenant, timeout.token(), lua -> lua.eval(script))
+                .whenComplete((result, failure) -> timeout.close());
+    }
+    // end::host-async[]
+
+    // tag::host-worker[]
+    /** Lends the tenant's interpreter to a worker thread, which uses it and closes its handle there. */
+    public CompletableFuture<String> runOnWorker(String tenant, String script, Executor worker) {
+        Handle<LuaTenant> handle = interpreters.attached(() -> interpreters.acquire(tenant));
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try (handle) { // closed on the worker, off-attachment: a pending release
+                        return interpreters.attached(
+                                () -> { // the engine is used attached...
+                                    try (Guard section = handle.exclusive()) { // ...inside the interpreter's section
+                                        return handle.get().eval(script);
+                                    }
+                                });
+                    }
+                },
+                worker);
+    }
+    // end::host-worker[]
+
+    // tag::host-stats[]
+    public PoolStats stats() {
+        return interpreters.stats(); // live, idle, pending releases, waiters, evictions, leaks...
+    }
+
+    public List<PoolError> errors() {
+        return errors; // failed factories and disposers, leaked handles, handles open at close
+    }
+    // end::host-stats[]
+
+    // tag::host-close[]
+    @Override
+    public void close() {
+        interpreters.close(); // waiters fail, idle interpreters close now, open handles are reported
+    }
+}
+// end::host-close[]
