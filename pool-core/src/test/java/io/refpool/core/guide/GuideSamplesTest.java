@@ -18,6 +18,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * java} block of the guide, marked {@code <!-- sample: name -->}, is that region, so the guide
  * cannot drift from code that works.
  */
-class GuideSamplesTest {
+public class GuideSamplesTest {
     private static final Path GUIDE = Path.of("../docs/guide.md");
     private static final Path PACKAGE = Path.of("src/test/java/io/refpool/core/guide");
     private static final List<String> SAMPLE_FILES =
@@ -70,15 +71,30 @@ class GuideSamplesTest {
         assertEquals(1, opened.size());
     }
 
+    /** Counted down by a Lua script once it is inside its interpreter (through luajava). */
+    private static volatile CountDownLatch inside;
+    /** What that script waits for before it leaves. */
+    private static volatile CountDownLatch leave;
+
+    /** Called from Lua: says the script is inside the interpreter, then waits to be let go. */
+    public static String holdTheInterpreter() throws InterruptedException {
+        inside.countDown();
+        return leave.await(BOUND.toSeconds(), TimeUnit.SECONDS) ? "done" : "never let go";
+    }
+
     @Test
     void aRequestGivesUpAtItsDeadlineWhileAnotherPluginIsInsideTheInterpreter() throws Exception {
         assertEquals("42", HostExample.askWithDeadline(host, "tenant-7", Duration.ofSeconds(5)));
+        inside = new CountDownLatch(1);
+        leave = new CountDownLatch(1);
         TestKit.Forked<String> busy = fork(
                 "busy plugin",
                 () -> host.run(
-                        "tenant-7", "local stop = os.clock() + 1; while os.clock() < stop do end; return 'done'"));
-        eventually().until(() -> host.stats().live() == 1); // it holds the interpreter's handle, then its section
+                        "tenant-7",
+                        "return luajava.bindClass('" + GuideSamplesTest.class.getName() + "'):holdTheInterpreter()"));
+        assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the busy plugin is inside: " + busy.outcome);
         assertEquals("gave up after PT0.05S", HostExample.askWithDeadline(host, "tenant-7", Duration.ofMillis(50)));
+        leave.countDown();
         assertEquals("done", busy.join());
         assertEquals("42", HostExample.askWithDeadline(host, "tenant-7", Duration.ofSeconds(5)));
     }
