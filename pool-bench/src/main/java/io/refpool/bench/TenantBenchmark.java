@@ -38,7 +38,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *       attached at a time, like a global interpreter lock, so tenants run one after another.
  *   <li>{@code lock-map}: what a host wrote by hand before {@code PER_OBJECT}: a {@link
  *       AttachMode#SHARED} pool and a {@code ConcurrentHashMap} of one {@link ReentrantLock} per
- *       tenant, taken around the work.
+ *       tenant, taken around the work. Its locks are not fair: a thread that releases a lock and
+ *       asks again may take it before a thread that was waiting.
+ *   <li>{@code fair-lock-map}: the same with fair {@code ReentrantLock}s, first come first served
+ *       like refpool's sections, so the two rows side by side show what strict FIFO costs.
  * </ul>
  *
  * <p>Every tenant stays loaded: the host holds a handle to each engine for the whole trial, as a
@@ -59,7 +62,7 @@ public class TenantBenchmark {
     static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
 
     /** How the tenants' engines are shared. */
-    @Param({"refpool", "exclusive", "lock-map"})
+    @Param({"refpool", "exclusive", "lock-map", "fair-lock-map"})
     public String impl;
 
     private Host host;
@@ -123,7 +126,9 @@ public class TenantBenchmark {
             case "exclusive":
                 return new CallHost(pool(AttachMode.EXCLUSIVE, strict));
             case "lock-map":
-                return new LockMapHost(pool(AttachMode.SHARED, strict));
+                return new LockMapHost(pool(AttachMode.SHARED, strict), false);
+            case "fair-lock-map":
+                return new LockMapHost(pool(AttachMode.SHARED, strict), true);
             default:
                 throw new IllegalArgumentException("unknown impl '" + impl + "'");
         }
@@ -186,8 +191,11 @@ public class TenantBenchmark {
         private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
         private final List<Handle<Engine>> loaded;
 
-        LockMapHost(RefPool<String, Engine> pool) {
+        private final boolean fair;
+
+        LockMapHost(RefPool<String, Engine> pool, boolean fair) {
             this.pool = pool;
+            this.fair = fair;
             this.loaded = load(pool);
         }
 
@@ -197,7 +205,7 @@ public class TenantBenchmark {
             try {
                 Handle<Engine> handle = pool.acquire(tenant);
                 try {
-                    ReentrantLock lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock());
+                    ReentrantLock lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock(fair));
                     lock.lock();
                     try {
                         return handle.get().work();
