@@ -205,7 +205,10 @@ public class TenantBenchmark {
             try {
                 Handle<Engine> handle = pool.acquire(tenant);
                 try {
-                    ReentrantLock lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock(fair));
+                    ReentrantLock lock = locks.get(tenant); // no capturing lambda on the hot path
+                    if (lock == null) {
+                        lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock(fair));
+                    }
                     lock.lock();
                     try {
                         return handle.get().work();
