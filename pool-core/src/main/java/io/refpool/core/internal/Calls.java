@@ -58,23 +58,36 @@ public final class Calls<K, V> {
         Objects.requireNonNull(fn, "fn");
         Attachment attachment = core.attach(CancellationToken.none());
         try {
-            Handle<V> handle = core.acquire(key);
-            try {
-                if (!sections) {
-                    return fn.apply(handle.get());
-                }
-                Section section = Calls.<K, V>pooled(handle).entry().section();
-                Guard lockGuard = section.enter(Calls.<K, V>pooled(handle).entry());
+            Entry<K, V> entry = core.retainLive(key);
+            if (entry != null) { // a live object: a reference without a handle, which nobody sees
                 try {
-                    return fn.apply(handle.get());
+                    return apply(entry, fn);
                 } finally {
-                    section.unlock(lockGuard);
+                    core.release(entry, null); // attached: applied at once
                 }
+            }
+            Handle<V> handle = core.acquire(key); // revive, create, wait for a creation
+            try {
+                return apply(Calls.<K, V>pooled(handle).entry(), fn);
             } finally {
                 handle.close();
             }
         } finally {
             attachment.close();
+        }
+    }
+
+    /** Runs {@code fn} on the object of {@code entry}, which the caller holds, in its section if the mode says so. */
+    private <T> T apply(Entry<K, V> entry, Function<? super V, ? extends T> fn) {
+        if (!sections) {
+            return fn.apply(entry.value);
+        }
+        Section section = entry.section();
+        Guard lockGuard = section.enter(entry);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            section.unlock(lockGuard);
         }
     }
 

@@ -202,6 +202,21 @@ public final class PoolCore<K, V> {
         return acquirer.acquireAttached(key, s);
     }
 
+    /**
+     * {@return a new reference to the live object of {@code key}, with no handle}, or {@code null}
+     * if there is none (idle, being created, absent) or the pool is closing. For an attached caller
+     * that releases it itself ({@link Calls#call}).
+     */
+    Entry<K, V> retainLive(K key) {
+        if (lifecycle.get() == OPEN) {
+            Entry<K, V> entry = slots.entry(key);
+            if (entry != null && entry.tryRetainLive()) {
+                return entry;
+            }
+        }
+        return null;
+    }
+
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
         return acquirer.acquireAsync(key, token);
     }
