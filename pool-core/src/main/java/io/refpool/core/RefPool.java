@@ -470,9 +470,12 @@ public final class RefPool<K, V> implements AutoCloseable {
          * {@link AttachMode#PER_OBJECT} mode, holds the object's section (inside {@code call} or
          * {@code callAsync}, under {@link Handle#exclusive()}, a section granted to
          * {@link Handle#exclusiveAsync} and not yet released, or inside {@code pool.exclusive()}).
-         * Default: off. Its cost when on is a thread-local lookup per {@code get()} on a thread
-         * other than the handle's opener, and a volatile read in {@code PER_OBJECT} mode; the
-         * {@code strictGet} row of {@code PoolBenchmark} measures it.
+         * Default: off. When on, a {@code get()} costs a thread-local lookup more on a thread other
+         * than the handle's opener, and in {@code PER_OBJECT} mode two acquire loads (the section
+         * and its holder); {@code pool.call} hands the function the object without a handle and
+         * checks nothing. The {@code strictRequest} rows of {@code TenantBenchmark} measure it
+         * next to {@code request}: within the run-to-run noise of a 2-core machine (see
+         * docs/performance.md).
          *
          * @param strictAccess whether to check
          * @return this builder
