@@ -338,25 +338,6 @@ public final class PoolCore<K, V> {
     }
 
     public PoolStats stats() {
-        long[] liveAndIdle = {0, 0};
-        slots.forEachEntry(entry -> {
-            int count = entry.count();
-            if (count > 0) {
-                liveAndIdle[0]++;
-            } else if (count == 0) {
-                liveAndIdle[1]++;
-            }
-        });
-        return new PoolStats(
-                liveAndIdle[0],
-                liveAndIdle[1],
-                releases.queue().volatileSize(),
-                counters.drains.sum(),
-                counters.creations.sum(),
-                counters.disposals.sum(),
-                counters.evictions(),
-                counters.idleHits.sum(),
-                capacity.waiters(),
-                counters.leaks.sum());
+        return counters.snapshot(slots, releases.queue().volatileSize(), capacity.waiters());
     }
 }

@@ -1,6 +1,7 @@
 package io.refpool.core.internal;
 
 import io.refpool.core.EvictionCause;
+import io.refpool.core.PoolStats;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -25,6 +26,30 @@ final class PoolCounters {
 
     void evicted(EvictionCause cause) {
         evictions.get(cause).increment();
+    }
+
+    /** {@return the pool's stats: these counters, and the live and idle objects of {@code slots} counted now} */
+    PoolStats snapshot(SlotTable<?, ?> slots, long pendingReleases, long capacityWaiters) {
+        long[] liveAndIdle = {0, 0};
+        slots.forEachEntry(entry -> {
+            int count = entry.count();
+            if (count > 0) {
+                liveAndIdle[0]++;
+            } else if (count == 0) {
+                liveAndIdle[1]++;
+            }
+        });
+        return new PoolStats(
+                liveAndIdle[0],
+                liveAndIdle[1],
+                pendingReleases,
+                drains.sum(),
+                creations.sum(),
+                disposals.sum(),
+                evictions(),
+                idleHits.sum(),
+                capacityWaiters,
+                leaks.sum());
     }
 
     Map<EvictionCause, Long> evictions() {
