@@ -45,6 +45,18 @@ public record PoolStats(
     /**
      * Creates a snapshot; pools create these, users read them. Every cause gets a count, zero if
      * {@code evictionsByCause} has none for it.
+     *
+     * @param live objects with at least one open handle (or a pending decrement)
+     * @param idle objects at count zero and not disposed
+     * @param pendingDecrements releases enqueued and not yet applied
+     * @param drains deferred-queue batches applied so far
+     * @param creations objects the factory created
+     * @param disposals objects disposed
+     * @param evictionsByCause idle objects evicted, by cause
+     * @param idleHits acquires served by an idle object
+     * @param capacityWaiters acquires waiting for capacity right now
+     * @param leaks handles found unreachable while open
+     * @throws NullPointerException if {@code evictionsByCause} is null
      */
     public PoolStats {
         EnumMap<EvictionCause, Long> copy = new EnumMap<>(EvictionCause.class);
