@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The idle cache: an object whose count reaches zero idles and is revived by the next acquire
- * without a factory call; taking it back ({@code EXPLICIT} removal) never disposes it; expiry and
+ * without a factory call; taking it back never disposes it (the cache keeps its entry); expiry and
  * size eviction dispose it exactly once, attached, through the deferred queue.
  */
 class IdleCacheTest {
@@ -64,7 +64,7 @@ class IdleCacheTest {
             }
         }
         assertEquals(1, engine.factoryCalls.get());
-        assertEquals(0, pool.stats().disposals(), "taking an object back from the cache (EXPLICIT) never disposes");
+        assertEquals(0, pool.stats().disposals(), "taking an object back from the cache never disposes");
         assertEquals(0, pool.stats().evictions());
         pool.close();
         engine.assertAllDisposedExactlyOnce();
@@ -139,7 +139,7 @@ class IdleCacheTest {
     }
 
     @Test
-    void anObjectRevivedWhileItsReleaserPutsItInTheCacheDoesNotStayCached() throws Exception {
+    void anObjectRevivedWhileItsReleaserPutsItInTheCacheIsNeverDisposedWhileLive() throws Exception {
         Engine engine = new Engine();
         ManualTicker ticker = new ManualTicker();
         CountDownLatch inPut = new CountDownLatch(1);
@@ -173,15 +173,24 @@ class IdleCacheTest {
         pauseIn.set(releaser.thread);
         releaser.start();
         assertTrue(inPut.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        Session object;
         try (Attachment attached = pool.attach();
                 Handle<Session> revived = pool.acquire("k")) { // count 0 to 1, before the put lands
+            object = revived.get();
             proceed.countDown();
-            releaser.join();
+            releaser.join(); // the put lands: the cache holds a live object (entries go lazily)
             ticker.advance(EXPIRY.plusSeconds(1));
             pool.acquire("other").close(); // a write: the cache expires what it holds
-            assertEquals(0, pool.stats().pendingDecrements(), "the live object was not in the cache to expire");
-            assertFalse(revived.get().isDisposed());
+            pool.attach().close(); // a nested attach applies the queued eviction
+            assertEquals(0, pool.stats().pendingDecrements());
+            assertFalse(object.isDisposed(), "an eviction of a live object only lets the cache go of it");
+            assertEquals(0, pool.stats().evictions(EvictionCause.EXPIRED));
+        } // count 0: idled, and put in the cache again, whose clock starts now
+        ticker.advance(EXPIRY.plusSeconds(1));
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("another").close(); // a new key's put expires "k" (a revive writes nothing)
         }
+        assertTrue(object.isDisposed(), "idle for a whole expiry after it was put again: disposed");
         pool.close();
         engine.assertAllDisposedExactlyOnce();
     }

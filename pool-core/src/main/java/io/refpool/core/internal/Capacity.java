@@ -86,6 +86,9 @@ final class Capacity<K, V> {
                 continue;
             }
             if (drained) {
+                if (reclaimUncached()) { // last, before refusing: idle objects the cache does not show
+                    continue;
+                }
                 return null;
             }
             drained = true;
@@ -99,17 +102,40 @@ final class Capacity<K, V> {
 
     private boolean reclaimOneIdle() {
         IdleTier<K, V> idle = core.idle;
-        return idle != null
-                && idle.claimOne(candidate -> {
-                    Entry<K, V> entry = core.slots.byIdentity(candidate);
-                    if (entry == null || !entry.tryDispose()) { // idle from this spell or a later one: either way idle
-                        return false;
-                    }
-                    idle.remove(entry);
-                    core.counters.evicted(EvictionCause.CAPACITY);
-                    core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
-                    return true;
-                });
+        if (idle == null) {
+            return false;
+        }
+        return idle.claimOne(candidate -> {
+            Entry<K, V> entry = core.slots.byIdentity(candidate);
+            return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
+        });
+    }
+
+    /**
+     * Reclaims an idle object the cache does not show: one whose entry the cache lost track of (a
+     * key whose {@code hashCode} threw inside the cache's maintenance leaves the entry out of its
+     * policy, and once past its expiry out of its iteration too). A scan of the slots, run only by
+     * an acquire about to refuse for capacity; an object whose releaser is idling it right now is
+     * left to that releaser, which sees the line.
+     */
+    private boolean reclaimUncached() {
+        boolean[] reclaimed = {false};
+        core.slots.forEachEntry(entry -> {
+            if (!reclaimed[0] && entry.count() == 0 && !entry.idling) {
+                reclaimed[0] = reclaim(entry);
+            }
+        });
+        return reclaimed[0];
+    }
+
+    private boolean reclaim(Entry<K, V> entry) {
+        if (!entry.tryDispose()) { // revived, or disposed already
+            return false;
+        }
+        core.idle.remove(entry);
+        core.counters.evicted(EvictionCause.CAPACITY);
+        core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
+        return true;
     }
 
     /** The last reference went: idle the object, or dispose it for the line. */
@@ -117,7 +143,7 @@ final class Capacity<K, V> {
         IdleTier<K, V> idle = core.idle;
         if (idle == null || core.isClosed() || waiters() > 0) { // no cache, closing, or the line needs its permit
             core.disposals.claim(entry, s);
-        } else if (!idle.put(entry)) {
+        } else if (!idle.idle(entry)) {
             core.disposals.claim(entry, s);
         } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s)) {
             // a waiter came meanwhile and may have looked for idle objects before the put: either it

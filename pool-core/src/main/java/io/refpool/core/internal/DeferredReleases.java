@@ -190,15 +190,26 @@ final class DeferredReleases<K, V> {
     }
 
     /**
-     * Disposes an evicted object if it is still idle from the spell that was evicted. The spell, not
-     * the cache, decides: Caffeine calls the listener before it removes the entry, so a drain in that
-     * window still finds it cached.
+     * Applies the cache's eviction of an object. Idle since the cache decided (for expiry: since the
+     * cache took it, whose clock runs from that put): disposed. Idle but used since: put back, so the
+     * policy sees it anew. Live: the cache has let go of it, and its next idle puts it again. The
+     * spell, not the cache, decides: Caffeine calls the listener inside its removal, so a drain in that
+     * window must not ask the cache.
      */
     private void applyEviction(Eviction<K, V> eviction, AttachState s) {
         Entry<K, V> entry = eviction.entry();
-        if (entry.idleSpell() == eviction.spell() && core.disposals.claim(entry, s)) {
-            core.counters.evicted(eviction.cause());
-            core.idle.remove(entry); // a put that raced the claim must not leave a disposed object cached
+        int cachedSpell = entry.uncache(); // from here a releaser puts it again itself
+        if (entry.count() != 0) {
+            return; // live, or disposed already
+        }
+        int idleSince = eviction.cause() == EvictionCause.EXPIRED ? cachedSpell : eviction.spell();
+        if (entry.idleSpell() == idleSince) {
+            if (core.disposals.claim(entry, s)) {
+                core.counters.evicted(eviction.cause());
+                core.idle.remove(entry); // a put that raced the claim must not leave a disposed object cached
+            }
+        } else if (!core.idle.putAgain(entry)) {
+            core.disposals.claim(entry, s);
         }
     }
 }

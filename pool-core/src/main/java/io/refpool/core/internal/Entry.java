@@ -20,11 +20,19 @@ import java.util.concurrent.atomic.AtomicLong;
  *                          eviction, capacity, pool close); terminal
  * </pre>
  *
- * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went to the idle cache: the
- * releaser that moved the count to 0 bumps it before its put. An eviction records the spell it saw,
- * so a drain can tell "still idle since that eviction" (same spell: dispose) from "revived and idled
- * again" (a later spell: the cache governs the new spell) without asking the cache, which still
- * holds the entry while its eviction listener runs.
+ * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went idle: the releaser
+ * that moved the count to 0 bumps it. {@code cachedSpell} is the spell in which the idle cache last
+ * took the object, or {@link #NOT_CACHED} once the cache let go of it: an object revived and idled
+ * again while the cache still holds it costs no cache write at all. An eviction records the spell it
+ * saw, so a drain can tell "idle since the cache decided" from "used since" without asking the
+ * cache, which still holds the entry while its eviction listener runs.
+ *
+ * <pre>
+ *   cachedSpell    to            by
+ *   NOT_CACHED     spell s       the releaser that idled it in spell s, just before its put
+ *   spell s        spell t       a drain that puts it again after an eviction (expired but used)
+ *   any            NOT_CACHED    the drain of its eviction, or a claim that disposed it
+ * </pre>
  *
  * <p>Reaching zero does not dispose by itself: the object then goes to the idle cache, or is
  * disposed through {@link #tryDispose()}, whose CAS from exactly 0 fails if the object was revived
@@ -34,10 +42,14 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class Entry<K, V> implements Slot, Release {
     static final int DISPOSED = -1;
+    /** {@code cachedSpell} of an object the idle cache does not hold. */
+    static final int NOT_CACHED = -1;
 
     private static final VarHandle COUNT = FieldHandles.find(MethodHandles.lookup(), Entry.class, "count", int.class);
     private static final VarHandle IDLE_SPELLS =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idleSpells", int.class);
+    private static final VarHandle CACHED_SPELL =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "cachedSpell", int.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -60,6 +72,12 @@ final class Entry<K, V> implements Slot, Release {
 
     @SuppressWarnings("unused") // accessed through IDLE_SPELLS
     private volatile int idleSpells;
+
+    @SuppressWarnings("unused") // accessed through CACHED_SPELL
+    private volatile int cachedSpell = NOT_CACHED;
+
+    /** Set by the releaser while it idles the object (see {@code IdleTier.idle}). */
+    volatile boolean idling;
 
     Entry(K key, V value, Guard permit) {
         this.key = key;
@@ -145,9 +163,24 @@ final class Entry<K, V> implements Slot, Release {
         return (Section) SECTION.getAcquire(this);
     }
 
-    /** Starts a new idle spell; called by a releaser that moved the count to 0, before its put. */
-    void beginIdleSpell() {
-        IDLE_SPELLS.getAndAdd(this, 1);
+    /** Starts a new idle spell; called by the releaser that moved the count to 0. {@return the spell} */
+    int beginIdleSpell() {
+        return (int) IDLE_SPELLS.getAndAdd(this, 1) + 1;
+    }
+
+    /** {@return whether the idle cache holds this object} (a volatile read: see the table) */
+    boolean isCached() {
+        return (int) CACHED_SPELL.getVolatile(this) != NOT_CACHED;
+    }
+
+    /** Records that the idle cache takes this object in {@code spell}; called just before the put. */
+    void cachedIn(int spell) {
+        CACHED_SPELL.setVolatile(this, spell);
+    }
+
+    /** Records that the cache let go of this object. {@return the spell it was cached in, or NOT_CACHED} */
+    int uncache() {
+        return (int) CACHED_SPELL.getAndSet(this, NOT_CACHED);
     }
 
     /** {@return the current idle spell, read with acquire ordering} */

@@ -20,17 +20,26 @@ import java.util.function.Predicate;
  *
  * <pre>
  *   transition            by                                   cache sees
- *   count 0, idled        the releaser: new idle spell, put     put
- *   revived (0 to 1)      the reviver, after its CAS            remove: EXPLICIT, ignored
+ *   count 0, idled        the releaser: new idle spell          put, only if not cached already
+ *   revived (0 to 1)      the reviver's CAS                     nothing: the entry stays cached
  *   evicted               Caffeine's policy                     listener: an Eviction is queued
+ *   eviction drained      the attached drain: idle since the    nothing (disposed), or a put again
+ *                         cache decided, dispose; used since,   (its policy sees the object anew)
+ *                         put it again; live, let it go
  *   claimed elsewhere     capacity reclaim, close, a drain      remove (a stale value goes)
  * </pre>
  *
- * <p>The cache holds only idle objects, and never decides a disposal by itself: the listener only
- * queues an {@link Eviction} with the spell it saw, and the attached drain disposes the object if it
- * is still idle from that spell (a claim from exactly 0, see {@link Entry}). Caffeine calls the
- * listener before it removes the entry, so nothing here asks the cache whether the object is still
- * cached. The listener finds the entry by the object's identity, never through the key, whose
+ * <p>Entries are removed lazily: a revive and the next idle touch only the entry, so the request
+ * path of a plugin host (revive, use, idle) never writes the cache. The cache therefore holds idle
+ * objects and objects revived since it took them; its size bound counts both, so at most that many
+ * objects are idle in it, and fewer while revived ones hold places. Expiry runs from the cache's
+ * last put of the object: an object used since is put again when its entry expires, so an idle
+ * object is disposed between one and two expiry periods after it last went idle.
+ *
+ * <p>The cache never decides a disposal by itself: the listener only queues an {@link Eviction}
+ * with the spell it saw, and the attached drain decides, a disposal being a claim from exactly 0
+ * (see {@link Entry}). Caffeine calls the listener inside its atomic removal of the entry, so a drain
+ * that puts the object again waits for that removal and adds a fresh entry. The listener finds the entry by the object's identity, never through the key, whose
  * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
  * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
  */
@@ -59,16 +68,38 @@ final class IdleTier<K, V> {
     }
 
     /**
-     * Idles an object that reached count 0: a new spell, then the put.
+     * Idles an object that reached count 0: a new spell, and a put only if the cache does not hold
+     * the object already (it stays cached while revived).
      *
-     * @return whether the cache took it; if not, the failure was reported and the caller disposes it
+     * @return whether the object is idle in the cache; if not, the failure was reported and the
+     *     caller disposes it
      */
-    boolean put(Entry<K, V> entry) {
-        core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
-        entry.beginIdleSpell();
+    boolean idle(Entry<K, V> entry) {
+        entry.idling = true;
+        try {
+            core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
+            int spell = entry.beginIdleSpell();
+            if (!entry.isCached() && !put(entry, spell)) {
+                return false;
+            }
+            core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
+            return true;
+        } finally {
+            entry.idling = false;
+        }
+    }
+
+    /** Puts an idle object back after its eviction because it was used since the cache took it. */
+    boolean putAgain(Entry<K, V> entry) {
+        return put(entry, entry.idleSpell());
+    }
+
+    private boolean put(Entry<K, V> entry, int spell) {
+        entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
             cache.put(entry.key, entry.value);
         } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode
+            entry.uncache();
             core.report(
                     PoolError.Kind.IDLE_CACHE_FAILED,
                     entry.key,
@@ -78,23 +109,15 @@ final class IdleTier<K, V> {
             remove(entry);
             return false;
         }
-        core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
-        if (entry.count() != 0) {
-            // revived before this put landed, so its reviver found nothing to take back; removing
-            // it only while it is live keeps a put of a later release in place
-            try {
-                cache.asMap()
-                        .computeIfPresent(
-                                entry.key, (key, value) -> value == entry.value && entry.count() != 0 ? null : value);
-            } catch (Throwable cacheFailed) {
-                reportRemoveFailed(entry, cacheFailed);
-            }
+        if (entry.count() == Entry.DISPOSED) {
+            remove(entry); // reclaimed for capacity while its put was under way: no disposed object stays cached
         }
         return true;
     }
 
     /** Takes {@code entry}'s object out of the cache if it is there (EXPLICIT: not disposed by it). */
     void remove(Entry<K, V> entry) {
+        entry.uncache();
         try {
             cache.asMap().remove(entry.key, entry.value);
         } catch (Throwable cacheFailed) { // the key's hashCode or equals: a stale value stays until evicted

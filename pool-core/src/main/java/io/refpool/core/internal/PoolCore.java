@@ -225,12 +225,9 @@ public final class PoolCore<K, V> {
         return acquirer.acquireWithPermit(key, token, permit);
     }
 
-    /** An acquire took an idle object back (count 0 to 1): the cache lets go of it (EXPLICIT). */
+    /** An acquire took an idle object back (count 0 to 1); the cache keeps its entry (see IdleTier). */
     void revived(Entry<K, V> entry) {
         counters.idleHits.increment();
-        if (idle != null) {
-            idle.remove(entry);
-        }
     }
 
     /** {@return a new handle to {@code entry}, whose reference the caller already took} */

@@ -10,9 +10,9 @@ public interface PoolHooks {
     enum Point {
         /** The eviction listener queued an eviction; Caffeine still holds the entry. */
         EVICTION_QUEUED,
-        /** A release found the object at count 0 and is about to put it in the idle cache. */
+        /** A release found the object at count 0 and is about to idle it (a cache put if the cache needs one). */
         BEFORE_IDLE_PUT,
-        /** A release put the object in the idle cache and has not yet looked for capacity waiters. */
+        /** A release idled the object in the cache and has not yet looked for capacity waiters. */
         AFTER_IDLE_PUT,
         /** An acquireAsync joined the line for capacity and has not yet reclaimed idle objects. */
         CAPACITY_QUEUED,
