@@ -58,8 +58,8 @@ public final class Calls<K, V> {
         Objects.requireNonNull(fn, "fn");
         Attachment attachment = core.attach(CancellationToken.none());
         try {
-            Entry<K, V> entry = core.retainLive(key);
-            if (entry != null) { // a live object: a reference without a handle, which nobody sees
+            Entry<K, V> entry = core.retainExisting(key);
+            if (entry != null) { // a live or idle object: a reference without a handle, which nobody sees
                 try {
                     return apply(entry, fn);
                 } finally {

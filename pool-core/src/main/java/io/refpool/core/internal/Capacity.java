@@ -121,7 +121,7 @@ final class Capacity<K, V> {
     private boolean reclaimUncached() {
         boolean[] reclaimed = {false};
         core.slots.forEachEntry(entry -> {
-            if (!reclaimed[0] && entry.count() == 0 && !entry.idling) {
+            if (!reclaimed[0] && entry.count() == 0 && !entry.isIdling()) {
                 reclaimed[0] = reclaim(entry);
             }
         });

@@ -12,9 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  *   count      to          by
- *   n >= 1     n + 1       acquire or share of a live object (any thread; share never waits;
- *                          tryRetainLive is this row alone, the attached acquire's fast path)
- *   0          1           acquire reviving an idle object
+ *   n >= 1     n + 1       acquire or share of a live object (any thread; share never waits)
+ *   0          1           acquire reviving an idle object (the same getAndAdd: the attached
+ *                          acquire's fast path revives too)
  *   n >= 1     n - 1       a handle's close applied attached (now, or from the deferred queue)
  *   0          DISPOSED    the attached thread that disposes it (retire without idle cache,
  *                          eviction, capacity, pool close); terminal
@@ -41,7 +41,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * retain of a disposed object fails and a release of one is reported, never applied.
  */
 final class Entry<K, V> implements Slot, Release {
-    static final int DISPOSED = -1;
+    /**
+     * The count of a disposed object: far below zero, so a stray +1 of a retain that raced the
+     * disposal (and takes it back at once) leaves the count negative. Any negative count means
+     * disposed.
+     */
+    static final int DISPOSED = Integer.MIN_VALUE / 2;
     /** {@code cachedSpell} of an object the idle cache does not hold. */
     static final int NOT_CACHED = -1;
 
@@ -50,6 +55,8 @@ final class Entry<K, V> implements Slot, Release {
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idleSpells", int.class);
     private static final VarHandle CACHED_SPELL =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "cachedSpell", int.class);
+    private static final VarHandle IDLING =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "idling", boolean.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -76,8 +83,21 @@ final class Entry<K, V> implements Slot, Release {
     @SuppressWarnings("unused") // accessed through CACHED_SPELL
     private volatile int cachedSpell = NOT_CACHED;
 
-    /** Set by the releaser while it idles the object (see {@code IdleTier.idle}). */
-    volatile boolean idling;
+    /**
+     * Set by the releaser while it idles the object (see {@code IdleTier.idle}); read by the
+     * capacity scan, which only uses it to leave such an object to its releaser, so opaque accesses
+     * do: a scan that misses it reclaims an idle object, which is also correct.
+     */
+    @SuppressWarnings("unused") // accessed through IDLING
+    private boolean idling;
+
+    boolean isIdling() {
+        return (boolean) IDLING.getOpaque(this);
+    }
+
+    void idling(boolean now) {
+        IDLING.setOpaque(this, now);
+    }
 
     Entry(K key, V value, Guard permit) {
         this.key = key;
@@ -91,60 +111,38 @@ final class Entry<K, V> implements Slot, Release {
     }
 
     /**
-     * Adds a reference unless the object is disposed.
+     * Adds a reference unless the object is disposed: one {@code getAndAdd}, which cannot fail and
+     * so never retries on a contended count. On a disposed object the +1 is taken back at once; the
+     * count stays negative throughout, so the disposal's claim (a CAS from exactly 0) and every
+     * reader still see it disposed.
      *
      * @return the count before (0 means this call revived an idle object), or {@link #DISPOSED}
      */
     int tryRetain() {
-        for (; ; ) {
-            int c = count();
-            if (c < 0) {
-                return DISPOSED;
-            }
-            if (c == Integer.MAX_VALUE) {
-                throw new IllegalStateException("too many open handles for key " + Keys.describe(key));
-            }
-            if (COUNT.compareAndSet(this, c, c + 1)) {
-                return c;
-            }
+        int before = (int) COUNT.getAndAdd(this, 1);
+        if (before < 0) {
+            COUNT.getAndAdd(this, -1);
+            return DISPOSED;
         }
+        return before;
     }
 
     /**
-     * Adds a reference to a live object (count at least 1); fails, changing nothing, on an idle or
-     * disposed one, whose acquire must take the slow path (revive, or create).
-     *
-     * @return whether the reference was added
-     */
-    boolean tryRetainLive() {
-        for (; ; ) {
-            int c = count();
-            if (c < 1 || c == Integer.MAX_VALUE) {
-                return false;
-            }
-            if (COUNT.compareAndSet(this, c, c + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /**
-     * Removes a reference.
+     * Removes a reference: one {@code getAndAdd}. A release nobody held (the count was not
+     * positive) is taken back at once and thrown, so the count is left as it was.
      *
      * @return the count after
-     * @throws DoubleRelease if the count is not positive: a release nobody held
+     * @throws DoubleRelease if the count was not positive: a release nobody held
      */
     int release() {
-        for (; ; ) {
-            int c = count();
-            if (c <= 0) {
-                throw new DoubleRelease("release of key " + Keys.describe(key) + " with count " + c
-                        + (c == DISPOSED ? " (already disposed)" : "") + ": a reference was released twice");
-            }
-            if (COUNT.compareAndSet(this, c, c - 1)) {
-                return c - 1;
-            }
+        int before = (int) COUNT.getAndAdd(this, -1);
+        if (before <= 0) {
+            COUNT.getAndAdd(this, 1);
+            throw new DoubleRelease("release of key " + Keys.describe(key) + " with count "
+                    + (before < 0 ? "below zero (already disposed)" : String.valueOf(before))
+                    + ": a reference was released twice");
         }
+        return before - 1;
     }
 
     /** {@return this object's section}, created on first use; every caller gets the same one */
@@ -196,7 +194,7 @@ final class Entry<K, V> implements Slot, Release {
     @Override
     public String toString() {
         int c = count();
-        return "Entry[" + Keys.describe(key) + ", " + (c == DISPOSED ? "disposed" : "count=" + c) + "]";
+        return "Entry[" + Keys.describe(key) + ", " + (c < 0 ? "disposed" : "count=" + c) + "]";
     }
 
     /** A release of a reference nobody held: a defect of the pool's own accounting. */

@@ -75,7 +75,7 @@ final class IdleTier<K, V> {
      *     caller disposes it
      */
     boolean idle(Entry<K, V> entry) {
-        entry.idling = true;
+        entry.idling(true);
         try {
             core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
             int spell = entry.beginIdleSpell();
@@ -85,7 +85,7 @@ final class IdleTier<K, V> {
             core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
             return true;
         } finally {
-            entry.idling = false;
+            entry.idling(false);
         }
     }
 
@@ -109,7 +109,7 @@ final class IdleTier<K, V> {
             remove(entry);
             return false;
         }
-        if (entry.count() == Entry.DISPOSED) {
+        if (entry.count() < 0) {
             remove(entry); // reclaimed for capacity while its put was under way: no disposed object stays cached
         }
         return true;

@@ -186,8 +186,8 @@ public final class PoolCore<K, V> {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The attached acquire. The fast path (a live object shared by an attached thread of an open
-     * pool, leak detection off) is kept small enough for the JIT to inline into the caller, where it
+     * The attached acquire. The fast path (a live or idle object taken by an attached thread of an
+     * open pool, leak detection off) is kept small enough for the JIT to inline into the caller, where it
      * can remove the handle allocation of an acquire that is closed in the same method; everything
      * else is {@link Acquirer#acquireAttached}.
      */
@@ -195,23 +195,35 @@ public final class PoolCore<K, V> {
         AttachState s = attacher.state();
         if (key != null && s.depth > 0 && untracked && lifecycle.get() == OPEN) {
             Entry<K, V> entry = slots.entry(key);
-            if (entry != null && entry.tryRetainLive()) {
-                return new PooledHandle<>(this, entry, null, s);
+            if (entry != null) {
+                int before = entry.tryRetain();
+                if (before >= 0) {
+                    if (before == 0) {
+                        revived(entry); // the cache keeps its entry: nothing else to do
+                    }
+                    return new PooledHandle<>(this, entry, null, s);
+                }
             }
         }
         return acquirer.acquireAttached(key, s);
     }
 
     /**
-     * {@return a new reference to the live object of {@code key}, with no handle}, or {@code null}
-     * if there is none (idle, being created, absent) or the pool is closing. For an attached caller
+     * {@return a new reference to the live or idle object of {@code key}, with no handle}, or
+     * {@code null} if there is none (being created, absent, disposed) or the pool is closing. For an attached caller
      * that releases it itself ({@link Calls#call}).
      */
-    Entry<K, V> retainLive(K key) {
+    Entry<K, V> retainExisting(K key) {
         if (lifecycle.get() == OPEN) {
             Entry<K, V> entry = slots.entry(key);
-            if (entry != null && entry.tryRetainLive()) {
-                return entry;
+            if (entry != null) {
+                int before = entry.tryRetain();
+                if (before >= 0) {
+                    if (before == 0) {
+                        revived(entry);
+                    }
+                    return entry;
+                }
             }
         }
         return null;

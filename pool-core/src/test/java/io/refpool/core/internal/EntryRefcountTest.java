@@ -35,4 +35,25 @@ class EntryRefcountTest {
         assertTrue(failure.getMessage().contains("whose toString() threw"), failure.getMessage());
         assertFalse(entry.toString().isEmpty());
     }
+
+    @Test
+    void aRetainThatFindsTheObjectDisposedTakesItsAddBackAndTheCountStaysNegative() {
+        Entry<String, Object> entry = new Entry<>("k", new Object(), null);
+        assertEquals(0, entry.release());
+        assertTrue(entry.tryDispose(), "the claim from exactly 0");
+        assertEquals(Entry.DISPOSED, entry.tryRetain(), "a retain of a disposed object fails");
+        assertEquals(Entry.DISPOSED, entry.count(), "its +1 was taken back");
+        assertFalse(entry.tryDispose(), "disposed once only");
+    }
+
+    @Test
+    void aRetainThatWinsAgainstTheClaimKeepsTheObject() {
+        Entry<String, Object> entry = new Entry<>("k", new Object(), null);
+        assertEquals(0, entry.release());
+        assertEquals(0, entry.tryRetain(), "revived: the count was 0");
+        assertFalse(entry.tryDispose(), "the claim from exactly 0 fails on a revived object");
+        assertEquals(1, entry.count());
+        assertEquals(0, entry.release());
+        assertTrue(entry.tryDispose());
+    }
 }
