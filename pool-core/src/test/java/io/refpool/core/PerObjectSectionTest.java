@@ -396,13 +396,13 @@ class PerObjectSectionTest {
                 })
                 .toCompletableFuture();
         assertFalse(later.isDone(), "waits for the section");
-        Thread releaser = fork("releaser", () -> {
-                    held.close();
-                    return Thread.currentThread();
-                })
-                .thread;
+        TestKit.Forked<Thread> releaser = fork("releaser", () -> {
+            held.close(); // the grant runs the function here, inside close, before the guard's own release
+            return Thread.currentThread();
+        });
         assertEquals(1, later.get(BOUND.toSeconds(), TimeUnit.SECONDS));
-        assertSame(releaser, ranOn.get("fn"), "ran on the thread that released the section");
+        // the guard gives its reference back after the function ran: wait for close() to return
+        assertSame(releaser.join(), ranOn.get("fn"), "ran on the thread that released the section");
         handle.close();
     }
 
