@@ -209,7 +209,7 @@ class PerObjectSectionTest {
                 CompletableFuture<Guard> waiter =
                         waiterHandle.exclusiveAsync(CancellationToken.none()).toCompletableFuture();
                 waiter.orTimeout(100, TimeUnit.MICROSECONDS);
-                spin((round % 50) * 8_000L); // from at once to far past the timeout
+                spin((round % 50) * 40_000L); // from at once to far past the timeout (2 ms)
                 held.close();
                 TestKit.eventually().until(waiter::isDone);
                 grantedByTimeoutRace += settle(waiter, handle, "timeout, round " + round);
