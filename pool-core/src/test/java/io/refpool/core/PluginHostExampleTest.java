@@ -10,8 +10,6 @@ import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import io.refpool.testkit.TestKit;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +116,7 @@ class PluginHostExampleTest {
 
         expectedUpdates += differentTenantsRunInParallel(pool);
         expectedUpdates += pluginsOn(pool, Executors.newFixedThreadPool(4), 8, 250);
-        ExecutorService virtualThreads = newVirtualThreadPerTaskExecutor();
+        ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
         if (virtualThreads != null) {
             expectedUpdates += pluginsOn(pool, virtualThreads, 200, 10);
         }
@@ -259,19 +257,5 @@ class PluginHostExampleTest {
             });
         }
         assertTrue(pool.stats().evictions(EvictionCause.EXPIRED) > 0, "idle engines expired");
-    }
-
-    /** The code compiles for Java 17: on JDK 21+ the virtual-thread executor is found at run time. */
-    private static ExecutorService newVirtualThreadPerTaskExecutor() throws Throwable {
-        try {
-            return (ExecutorService) MethodHandles.publicLookup()
-                    .findStatic(
-                            Executors.class,
-                            "newVirtualThreadPerTaskExecutor",
-                            MethodType.methodType(ExecutorService.class))
-                    .invoke();
-        } catch (NoSuchMethodException beforeJdk21) {
-            return null;
-        }
     }
 }

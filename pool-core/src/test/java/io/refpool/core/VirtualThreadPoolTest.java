@@ -7,14 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationToken;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
@@ -34,16 +32,6 @@ class VirtualThreadPoolTest {
     private static final int KEYS = 100;
     private static final int MAX_OBJECTS = 20;
 
-    /** The code compiles for Java 17, so the virtual-thread executor is looked up at run time. */
-    private static ExecutorService newVirtualThreadPerTaskExecutor() throws Throwable {
-        return (ExecutorService) MethodHandles.publicLookup()
-                .findStatic(
-                        Executors.class,
-                        "newVirtualThreadPerTaskExecutor",
-                        MethodType.methodType(ExecutorService.class))
-                .invoke();
-    }
-
     @ParameterizedTest
     @EnumSource(AttachMode.class)
     void tenThousandVirtualThreadsShareAHundredKeysThroughTwentyObjects(AttachMode mode) throws Throwable {
@@ -61,7 +49,7 @@ class VirtualThreadPoolTest {
                 .drainDelay(Duration.ofMillis(5)));
         List<CompletableFuture<Handle<Session>>> acquires = new ArrayList<>();
         List<Future<?>> tasks = new ArrayList<>();
-        ExecutorService virtualThreads = newVirtualThreadPerTaskExecutor();
+        ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
         try {
             for (int i = 0; i < THREADS; i++) {
                 String key = "k" + (i * 7919 % KEYS);

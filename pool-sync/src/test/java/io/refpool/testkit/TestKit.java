@@ -153,4 +153,21 @@ public final class TestKit {
         }
         return sb.toString();
     }
+
+    /**
+     * {@return {@code Executors.newVirtualThreadPerTaskExecutor()} on JDK 21+, or {@code null}
+     * before}: the tests compile for Java 17, so it is looked up at run time
+     */
+    public static java.util.concurrent.ExecutorService virtualThreadPerTaskExecutorOrNull() throws Throwable {
+        try {
+            return (java.util.concurrent.ExecutorService) java.lang.invoke.MethodHandles.publicLookup()
+                    .findStatic(
+                            java.util.concurrent.Executors.class,
+                            "newVirtualThreadPerTaskExecutor",
+                            java.lang.invoke.MethodType.methodType(java.util.concurrent.ExecutorService.class))
+                    .invoke();
+        } catch (NoSuchMethodException beforeJdk21) {
+            return null;
+        }
+    }
 }
