@@ -149,6 +149,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * long live = pool.attached(() -> pool.stats().live());
      * }</pre>
      *
+     * <p>The closure form opens no {@link Attachment} object: nested, it costs a thread-local lookup,
+     * the thread's depth and the check for pending releases. An attachment that {@code work} opens
+     * and leaves open ends with it.
+     *
      * @param work the attached work
      * @param <T> its result type
      * @return what {@code work} returned
@@ -441,7 +445,9 @@ public final class RefPool<K, V> implements AutoCloseable {
         /**
          * Keeps objects whose count reached zero in a Caffeine cache, configured by
          * {@code configurer} (size, weight, expiry; a scheduler is added so expiry happens without
-         * traffic, unless the configurer sets one). Evicted objects are disposed, attached. The
+         * traffic, unless the configurer sets one, and the cache's maintenance runs on the thread
+         * that wrote to it, unless the configurer sets an executor). Evicted objects are disposed,
+         * attached. The
          * configurer must not set an eviction listener. Default: no idle cache; objects are disposed
          * at count zero.
          *

@@ -296,6 +296,36 @@ class PerObjectSectionTest {
     }
 
     @Test
+    void aClosureHasNoScopeObjectYetNestsWithAttachmentsAndEndsWhatItsWorkLeftOpen() throws Exception {
+        RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, true);
+        try (Attachment outer = pool.attach()) {
+            int value = pool.call("a", a -> {
+                try (Attachment inner = pool.attach()) { // the level above the closure's
+                    assertThrows(IllegalStateException.class, outer::close, "outer is not innermost");
+                    return inner.detached(() -> pool.isAttached() ? -1 : ++a.value);
+                }
+            });
+            assertEquals(1, value, "detached() inside the closure suspended every level");
+            assertTrue(pool.isAttached(), "the closure left the outer attachment open");
+        }
+        assertFalse(pool.isAttached());
+
+        pool.attached(() -> pool.attach()); // work that leaves an attachment open: it ends with the closure
+        assertFalse(pool.isAttached(), "the closure detached the thread");
+        TestKit.Forked<Integer> stopper = fork("stopper", () -> {
+            try (Attachment world = pool.exclusive()) {
+                return 1;
+            }
+        });
+        assertEquals(1, stopper.join(), "the gate was left: stop-the-world gets in");
+        pool.call("a", a -> pool.attach());
+        assertFalse(pool.isAttached());
+        try (Attachment again = pool.attach()) {
+            assertTrue(pool.isAttached(), "a later attach opens a fresh level");
+        }
+    }
+
+    @Test
     void twoKeyCallsNamingTheKeysInOppositeOrdersNeverDeadlock() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, true);
         int calls = 10_000;

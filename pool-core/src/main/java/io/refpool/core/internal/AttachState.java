@@ -11,7 +11,11 @@ import java.util.ArrayDeque;
  * <pre>
  *   depth    to        by                      also
  *   0        1         {@link #enterOutermost}  attacher, exclusive and guard set; scope of level 1
+ *   0        1         {@link #enterOutermostWithoutScope}
+ *                                               a closure ({@code pool.call}): as above, no scope
  *   d        d + 1     {@link #enterNested}     scope of level d + 1 reopened
+ *   d        d + 1     {@code Attacher.enterClosure}
+ *                                               a nested closure: the depth only, no scope
  *   d + 1    d         {@link #leaveNested}     (a scope of level &gt; 1 closed)
  *   1        0         {@link #leaveOutermost}  attacher and guard cleared; the caller then leaves
  *                                               the gate, so a grant it hands over finds depth 0
@@ -76,6 +80,14 @@ final class AttachState {
         guard = waitedGuard;
         depth = 1;
         return open(1);
+    }
+
+    /** The outermost attach of a closure: as {@link #enterOutermost}, shared, with no scope object. */
+    void enterOutermostWithoutScope(Attacher<?, ?> owner, Guard waitedGuard) {
+        attacher = owner;
+        exclusive = false;
+        guard = waitedGuard;
+        depth = 1;
     }
 
     /** The nested {@code scope} closed: the depth drops back below its level. */

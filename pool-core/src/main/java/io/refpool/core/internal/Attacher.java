@@ -123,6 +123,53 @@ final class Attacher<K, V> {
         return scope;
     }
 
+    /**
+     * The closure form of a shared attach ({@code pool.call}, {@code pool.attached}): the same
+     * entry as {@link #attach} but with no scope object, so nothing is written but the thread's
+     * depth. The caller runs its work, then {@link #exitClosure} in a {@code finally} with the depth
+     * this returned.
+     *
+     * @return the calling thread's state, at the closure's level ({@code s.depth})
+     */
+    AttachState enterClosure(String operation) {
+        AttachState s = states.get();
+        if (s.depth > 0) {
+            s.depth++; // the level has no scope object: a nested attach inside uses the slot above
+        } else {
+            enterClosureOutermost(s, operation);
+        }
+        try {
+            releases.applyIfDirty(s);
+        } catch (Throwable t) { // the closure never ran: leave as if it had not entered
+            exitClosure(s, s.depth);
+            throw t;
+        }
+        return s;
+    }
+
+    private void enterClosureOutermost(AttachState s, String operation) {
+        core.checkOpen(operation);
+        Guard guard = enterGate(CancellationToken.none(), false, false);
+        if (core.isClosed()) {
+            leaveGate(guard, false);
+            throw new PoolClosedException("the pool closed while this thread waited to attach");
+        }
+        s.enterOutermostWithoutScope(this, guard);
+    }
+
+    /**
+     * Leaves a closure entered at {@code level}. Attachments the work opened inside and left open
+     * end with it, as they do for an async function.
+     */
+    void exitClosure(AttachState s, int level) {
+        if (level > 1) {
+            s.depth = level - 1;
+        } else {
+            s.depth = 1;
+            detachOutermost(s);
+        }
+    }
+
     /** A nested attach: one level deeper, then the flag's check. The only place it is done. */
     private AttachScope attachNested(AttachState s) {
         AttachScope scope = s.enterNested();
@@ -132,9 +179,11 @@ final class Attacher<K, V> {
 
     /** {@return the guard of a wait for the gate, or {@code null} if it was entered at once} */
     private Guard enterGate(CancellationToken token, boolean exclusive, boolean internal) {
-        if (gate.tryEnter(exclusive)) {
-            return null;
-        }
+        return gate.tryEnter(exclusive) ? null : waitAtGate(token, exclusive, internal);
+    }
+
+    /** The gate was not free: waits in line, recorded as an attach-wait event. */
+    private Guard waitAtGate(CancellationToken token, boolean exclusive, boolean internal) {
         PoolEvents.AttachWait event = new PoolEvents.AttachWait();
         event.begin();
         boolean interrupted = false;

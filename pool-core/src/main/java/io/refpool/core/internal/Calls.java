@@ -36,44 +36,58 @@ import java.util.function.Supplier;
  */
 public final class Calls<K, V> {
     private final PoolCore<K, V> core;
+    private final Attacher<K, V> attacher;
     private final boolean sections;
 
     Calls(PoolCore<K, V> core) {
         this.core = core;
+        this.attacher = core.attacher;
         this.sections = core.attachMode() == AttachMode.PER_OBJECT;
     }
 
     public <T> T attached(Supplier<? extends T> work) {
         Objects.requireNonNull(work, "work");
-        Attachment attachment = core.attach(CancellationToken.none());
+        AttachState s = attacher.enterClosure("attached()");
+        int level = s.depth;
         try {
             return work.get();
         } finally {
-            attachment.close();
+            attacher.exitClosure(s, level);
         }
     }
 
+    /**
+     * The blocking call. The path for a live or idle object (a reference taken without a handle,
+     * which nobody sees) is kept small so that the JIT inlines it into the caller with the
+     * function; a creation or a wait is {@link #callAcquiring}.
+     */
     public <T> T call(K key, Function<? super V, ? extends T> fn) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(fn, "fn");
-        Attachment attachment = core.attach(CancellationToken.none());
+        AttachState s = attacher.enterClosure("call()");
+        int level = s.depth;
         try {
             Entry<K, V> entry = core.retainExisting(key);
-            if (entry != null) { // a live or idle object: a reference without a handle, which nobody sees
-                try {
-                    return apply(entry, fn);
-                } finally {
-                    core.release(entry, null); // attached: applied at once
-                }
+            if (entry == null) {
+                return callAcquiring(key, fn);
             }
-            Handle<V> handle = core.acquire(key); // revive, create, wait for a creation
             try {
-                return apply(Calls.<K, V>pooled(handle).entry(), fn);
+                return apply(entry, fn);
             } finally {
-                handle.close();
+                core.releaseAttached(entry, s); // attached: applied at once
             }
         } finally {
-            attachment.close();
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /** {@link #call} of a key with no live or idle object: revive, create, or wait for a creation. */
+    private <T> T callAcquiring(K key, Function<? super V, ? extends T> fn) {
+        Handle<V> handle = core.acquire(key);
+        try {
+            return apply(Calls.<K, V>pooled(handle).entry(), fn);
+        } finally {
+            handle.close();
         }
     }
 

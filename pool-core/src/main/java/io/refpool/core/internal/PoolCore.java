@@ -201,7 +201,7 @@ public final class PoolCore<K, V> {
                     if (before == 0) {
                         revived(entry); // the cache keeps its entry: nothing else to do
                     }
-                    return new PooledHandle<>(this, entry, null, s);
+                    return new PooledHandle<>(this, entry, s);
                 }
             }
         }
@@ -244,7 +244,7 @@ public final class PoolCore<K, V> {
 
     /** {@return a new handle to {@code entry}, whose reference the caller already took} */
     PooledHandle<K, V> newHandle(Entry<K, V> entry, AttachState opener) {
-        return untracked ? new PooledHandle<>(this, entry, null, opener) : leaks.newHandle(this, entry, opener);
+        return untracked ? new PooledHandle<>(this, entry, opener) : leaks.newHandle(this, entry, opener);
     }
 
     // ---------------------------------------------------------------- release
@@ -254,8 +254,13 @@ public final class PoolCore<K, V> {
         AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
         if (s.depth == 0) {
             releases.enqueue(entry);
-            return;
+        } else {
+            releaseAttached(entry, s);
         }
+    }
+
+    /** Gives back a reference of {@code entry} on a thread that is attached ({@code s.depth > 0}). */
+    void releaseAttached(Entry<K, V> entry, AttachState s) {
         int after;
         try {
             after = entry.release();

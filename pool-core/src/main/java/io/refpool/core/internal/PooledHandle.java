@@ -32,6 +32,18 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
     /** Written under this handle's monitor; volatile so other threads see a close at once. */
     private volatile boolean open = true;
 
+    /**
+     * An untracked handle. Its signature names no class of leak detection, which is never loaded
+     * while detection is off: the JIT does not inline a constructor whose signature names an
+     * unloaded class, and a handle whose constructor is not inlined cannot be scalar-replaced.
+     */
+    PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, AttachState opener) {
+        this.core = core;
+        this.entry = entry;
+        this.tracked = null;
+        this.opener = opener;
+    }
+
     PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, LeakTracker.Tracked tracked, AttachState opener) {
         this.core = core;
         this.entry = entry;

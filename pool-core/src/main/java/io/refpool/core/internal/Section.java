@@ -120,12 +120,20 @@ final class Section {
      *     (release with {@link #unlockRaw})
      */
     Guard lockFor(Thread me, Entry<?, ?> entry, CancellationToken token) {
-        for (int spin = 0; spin < SPINS; spin++) {
+        if (lock.tryLock()) { // the free section, kept small enough to inline into pool.call
+            holder(me);
+            return null;
+        }
+        return lockContended(me, entry, token);
+    }
+
+    private Guard lockContended(Thread me, Entry<?, ?> entry, CancellationToken token) {
+        for (int spin = 1; spin < SPINS; spin++) {
+            Thread.onSpinWait();
             if (lock.tryLock()) {
                 holder(me);
                 return null;
             }
-            Thread.onSpinWait();
         }
         try {
             Guard lockGuard = lock.acquireBlocking(token);
