@@ -206,7 +206,9 @@ final class DeferredReleases<K, V> {
         if (entry.idleSpell() == idleSince) {
             if (core.disposals.claim(entry, s)) {
                 core.counters.evicted(eviction.cause());
-                core.idle.remove(entry); // a put that raced the claim must not leave a disposed object cached
+                if (entry.isCached()) { // a releaser's put raced the claim: no disposed object stays cached
+                    core.idle.remove(entry); // (a put this read misses sees the claim itself: IdleTier.put)
+                }
             }
         } else if (!core.idle.putAgain(entry)) {
             core.disposals.claim(entry, s);

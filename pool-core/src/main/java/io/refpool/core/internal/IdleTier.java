@@ -52,6 +52,13 @@ final class IdleTier<K, V> {
         Caffeine<Object, Object> builder = Caffeine.newBuilder();
         configurer.accept(builder);
         try {
+            // maintenance on the writing thread: the eviction listener only queues, and a pool
+            // thread woken per write costs an unpark on every miss
+            builder.executor(Runnable::run);
+        } catch (IllegalStateException alreadySet) {
+            // the configurer chose its own executor
+        }
+        try {
             builder.scheduler(Scheduler.systemScheduler());
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own scheduler
