@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -52,10 +53,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>The {@code state} parameter is what is pending: {@code empty}, nothing ever; {@code sparse}, a
  * background daemon thread enqueues releases at about 20,000 per second, so attaching threads now
  * and then find the flag up and drain. {@code nestedPool} is the pool's own nested
- * {@code attach()} and {@code close()} in a {@code SHARED} pool while a releaser closes handles
- * off-attachment at the same pace: the whole attach path around that check.
+ * {@code attach()} and {@code close()} in a {@code SHARED} pool, with nothing pending
+ * ({@code empty}) or while a releaser closes handles off-attachment at the same pace
+ * ({@code sparse}): the whole attach path around that check. {@code nestedClosure} is the same
+ * nested attach in its closure form, {@code pool.attached(work)}, which opens no attachment object.
  *
- * <p>{@code nested}, {@code nestedLayout} and {@code nestedPool} are {@link Scales}: the runner runs
+ * <p>{@code nested}, {@code nestedLayout}, {@code nestedPool} and {@code nestedClosure} are {@link Scales}: the runner runs
  * them at 1, 2 and 4 threads. On a 2-core machine, 4 threads (plus the sparse enqueuer) oversubscribe
  * the cores; that row shows behaviour under oversubscription, not scaling. {@code nestedLayout} runs
  * with the flag padded ({@code refpool}) and unpadded ({@code unpadded}, {@link UnpaddedReleaseQueue}:
@@ -66,7 +69,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p><b>{@code topLevel}</b> (ns/op) is an uncontended outermost {@code attach()} and
  * {@code close()} in each mode — the gate's {@code tryLock} pair and the check — against
  * {@link ReentrantLock#lock()} and {@link ReentrantLock#unlock()} (the {@code mode} parameter does
- * not apply to the lock). <b>{@code shareAndClose}</b> (ns/op, with {@code -prof gc} for bytes/op)
+ * not apply to the lock); {@code closure} is the outermost {@code pool.attached(work)}. <b>{@code shareAndClose}</b> (ns/op, with {@code -prof gc} for bytes/op)
  * opens a handle with {@code share()} and closes it, attached (the count drops at once) or detached
  * (a pending decrement; one attach per 256 closes applies them, and its cost is part of the
  * figure), so the difference is what deferring a release costs.
@@ -260,24 +263,36 @@ public class AttachBenchmark {
         return queue.nestedAttachAndClose();
     }
 
-    /** A {@code SHARED} pool whose releaser closes handles off-attachment, for {@code nestedPool}. */
+    /**
+     * A {@code SHARED} pool for {@code nestedPool} and {@code nestedClosure}; in state
+     * {@code sparse} a releaser closes handles off-attachment.
+     */
     @State(Scope.Benchmark)
     public static class NestedPool {
+        @Param({"empty", "sparse"})
+        public String state;
+
         RefPool<String, Object> pool;
         private SparseReleaser releaser;
 
-        /** Builds the pool and starts the releaser. */
+        /** Builds the pool and, in state {@code sparse}, starts the releaser. */
         @Setup(Level.Trial)
         public void setUp() {
             pool = newPool(AttachMode.SHARED);
-            releaser = new SparseReleaser(pool);
-            releaser.start();
+            if (state.equals("sparse")) {
+                releaser = new SparseReleaser(pool);
+                releaser.start();
+            } else if (!state.equals("empty")) {
+                throw new IllegalArgumentException("unknown state '" + state + "'");
+            }
         }
 
         /** Stops the releaser and closes the pool. */
         @TearDown(Level.Trial)
         public void tearDown() throws InterruptedException {
-            releaser.stop();
+            if (releaser != null) {
+                releaser.stop();
+            }
             pool.close();
         }
     }
@@ -311,6 +326,22 @@ public class AttachBenchmark {
     @Scales
     public void nestedPool(NestedPool pool, NestedOuter outer) {
         pool.pool.attach().close();
+    }
+
+    private static final Supplier<Object> NOTHING = () -> null;
+
+    /**
+     * The closure form of the same nested attach, {@code pool.attached(work)}: no attachment object,
+     * so only the thread's depth moves around the check.
+     *
+     * @param pool the pool
+     * @param outer the thread's outer attachment
+     * @return what the work returned
+     */
+    @Benchmark
+    @Scales
+    public Object nestedClosure(NestedPool pool, NestedOuter outer) {
+        return pool.pool.attached(NOTHING);
     }
 
     /**
@@ -433,7 +464,7 @@ public class AttachBenchmark {
     /** An uncontended outermost attach in either mode, or a {@link ReentrantLock}. */
     @State(Scope.Thread)
     public static class TopLevel {
-        @Param({"refpool", "reentrant-lock"})
+        @Param({"refpool", "closure", "reentrant-lock"})
         public String impl;
 
         @Param({"EXCLUSIVE", "SHARED"})
@@ -441,6 +472,7 @@ public class AttachBenchmark {
 
         RefPool<String, Object> pool;
         ReentrantLock lock;
+        boolean closure;
 
         /** Builds the pool or the lock. */
         @Setup(Level.Trial)
@@ -448,6 +480,10 @@ public class AttachBenchmark {
             switch (impl) {
                 case "refpool":
                     pool = newPool(AttachMode.valueOf(mode));
+                    break;
+                case "closure":
+                    pool = newPool(AttachMode.valueOf(mode));
+                    closure = true;
                     break;
                 case "reentrant-lock":
                     lock = new ReentrantLock();
@@ -475,13 +511,17 @@ public class AttachBenchmark {
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
-    public void topLevel(TopLevel s) {
+    public Object topLevel(TopLevel s) {
         ReentrantLock lock = s.lock;
         if (lock != null) {
             lock.lock();
             lock.unlock();
+            return null;
+        } else if (s.closure) {
+            return s.pool.attached(NOTHING);
         } else {
             s.pool.attach().close();
+            return null;
         }
     }
 

@@ -1,5 +1,6 @@
 package io.refpool.bench;
 
+import io.refpool.bench.baseline.CommonsFactory;
 import io.refpool.bench.baseline.HandRolledRefPool;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
@@ -7,9 +8,6 @@ import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.RefPool;
 import java.util.concurrent.TimeUnit;
-import org.apache.commons.pool2.BaseKeyedPooledObjectFactory;
-import org.apache.commons.pool2.PooledObject;
-import org.apache.commons.pool2.impl.DefaultPooledObject;
 import org.apache.commons.pool2.impl.GenericKeyedObjectPool;
 import org.apache.commons.pool2.impl.GenericKeyedObjectPoolConfig;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -308,8 +306,10 @@ public class PoolBenchmark {
     // ------------------------------------------------------------------ commons-pool2
 
     static final class CommonsPoolSubject implements Subject {
-        final GenericKeyedObjectPool<Object, Resource> pooled = new GenericKeyedObjectPool<>(new Factory(), config(8));
-        final GenericKeyedObjectPool<Object, Resource> fresh = new GenericKeyedObjectPool<>(new Factory(), config(0));
+        final GenericKeyedObjectPool<Object, Resource> pooled =
+                new GenericKeyedObjectPool<>(new CommonsFactory<>(Resource::new), config(8));
+        final GenericKeyedObjectPool<Object, Resource> fresh =
+                new GenericKeyedObjectPool<>(new CommonsFactory<>(Resource::new), config(0));
 
         CommonsPoolSubject() throws Exception {
             pooled.addObject(HOT);
@@ -360,18 +360,6 @@ public class PoolBenchmark {
         public void shutdown() {
             pooled.close();
             fresh.close();
-        }
-
-        static final class Factory extends BaseKeyedPooledObjectFactory<Object, Resource> {
-            @Override
-            public Resource create(Object key) {
-                return new Resource(key);
-            }
-
-            @Override
-            public PooledObject<Resource> wrap(Resource value) {
-                return new DefaultPooledObject<>(value);
-            }
         }
     }
 

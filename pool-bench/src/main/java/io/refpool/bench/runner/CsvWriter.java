@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Writes a suite's table as CSV ({@code <suite>.csv}): one line per row × implementation.
@@ -39,6 +40,7 @@ final class CsvWriter {
             "p99",
             "bytes_per_op",
             "forks",
+            "bytes_per_op_by_fork",
             "ratio_median",
             "ratio_min",
             "ratio_max");
@@ -75,6 +77,7 @@ final class CsvWriter {
                         Numbers.exact(impl.p99()),
                         Numbers.exact(impl.bytesPerOp()),
                         String.valueOf(impl.forkScores().size()),
+                        impl.forkBytesPerOp().stream().map(Numbers::exact).collect(Collectors.joining(";")),
                         ratio.map(r -> Numbers.exact(r.median())).orElse(""),
                         ratio.map(r -> Numbers.exact(r.min())).orElse(""),
                         ratio.map(r -> Numbers.exact(r.max())).orElse(""))));

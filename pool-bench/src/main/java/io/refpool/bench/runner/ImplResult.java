@@ -9,7 +9,7 @@ import java.util.List;
  *
  * <pre>{@code
  * var refpool = new ImplResult("refpool", 1.2e8, 3e6, "ops/s", Double.NaN, Double.NaN, 0.0,
- *         List.of(1.19e8, 1.21e8));
+ *         List.of(1.19e8, 1.21e8), List.of(0.0, 0.0));
  * }</pre>
  *
  * @param impl the {@code impl} value, or {@link #NO_IMPL} in a single-implementation row
@@ -20,6 +20,8 @@ import java.util.List;
  * @param p99 the 99th percentile of the sampled times (SampleTime only)
  * @param bytesPerOp the GC profiler's {@code gc.alloc.rate.norm}
  * @param forkScores the score of each fork, in fork order, for the per-fork ratios
+ * @param forkBytesPerOp {@code gc.alloc.rate.norm} of each fork, in fork order (empty without the
+ *     GC profiler): a JIT outcome that differs between forks shows here, not in the mean
  */
 record ImplResult(
         String impl,
@@ -29,13 +31,15 @@ record ImplResult(
         double p50,
         double p99,
         double bytesPerOp,
-        List<Double> forkScores) {
+        List<Double> forkScores,
+        List<Double> forkBytesPerOp) {
 
     /** The implementation name of a benchmark without an {@code impl} parameter. */
     static final String NO_IMPL = "";
 
     ImplResult {
         forkScores = List.copyOf(forkScores);
+        forkBytesPerOp = List.copyOf(forkBytesPerOp);
     }
 
     boolean isRefpool() {

@@ -40,6 +40,14 @@ final class ResultAssembler {
                 sampled ? primary.getStatistics().getPercentile(50) : Double.NaN,
                 sampled ? primary.getStatistics().getPercentile(99) : Double.NaN,
                 allocation == null ? Double.NaN : allocation.getScore(),
-                forks.stream().map(fork -> fork.getPrimaryResult().getScore()).toList());
+                forks.stream().map(fork -> fork.getPrimaryResult().getScore()).toList(),
+                allocation == null
+                        ? List.of()
+                        : forks.stream().map(ResultAssembler::bytesPerOp).toList());
+    }
+
+    private static double bytesPerOp(RunResult fork) {
+        Result<?> allocation = fork.getSecondaryResults().get(ALLOCATION_PER_OP);
+        return allocation == null ? Double.NaN : allocation.getScore();
     }
 }

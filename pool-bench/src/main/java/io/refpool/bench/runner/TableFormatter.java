@@ -55,8 +55,15 @@ final class TableFormatter {
             columns.add(new Column("p50", true));
             columns.add(new Column("p99", true));
         }
+        boolean forkedAllocation = allocation
+                && suite.rows().stream()
+                        .flatMap(r -> r.results().stream())
+                        .anyMatch(i -> i.forkBytesPerOp().size() > 1);
         if (allocation) {
             columns.add(new Column("B/op", true));
+        }
+        if (forkedAllocation) {
+            columns.add(new Column("B/op by fork", false));
         }
         if (compared) {
             columns.add(new Column("refpool speedup", false));
@@ -84,6 +91,9 @@ final class TableFormatter {
                 }
                 if (allocation) {
                     cells.add(Numbers.bytes(impl.bytesPerOp()));
+                }
+                if (forkedAllocation) {
+                    cells.add(byFork(impl.forkBytesPerOp()));
                 }
                 if (compared) {
                     cells.add(result.ratio(impl).map(TableFormatter::speedup).orElse(""));
@@ -189,4 +199,19 @@ final class TableFormatter {
 
     /** A table column: its header and how its cells align. */
     private record Column(String header, boolean rightAligned) {}
+
+    /** {@return each fork's bytes/op, whole bytes, in fork order: "0/0/32/0"} */
+    static String byFork(List<Double> bytes) {
+        if (bytes.size() < 2) {
+            return "";
+        }
+        StringBuilder text = new StringBuilder();
+        for (double b : bytes) {
+            if (text.length() > 0) {
+                text.append('/');
+            }
+            text.append(Double.isNaN(b) ? "?" : String.valueOf(Math.round(b)));
+        }
+        return text.toString();
+    }
 }

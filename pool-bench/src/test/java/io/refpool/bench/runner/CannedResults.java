@@ -32,7 +32,15 @@ final class CannedResults {
             sum += score;
         }
         return new ImplResult(
-                impl, sum / forks.size(), 0.01 * sum / forks.size(), "ops/s", Double.NaN, Double.NaN, 0.0, forks);
+                impl,
+                sum / forks.size(),
+                0.01 * sum / forks.size(),
+                "ops/s",
+                Double.NaN,
+                Double.NaN,
+                0.0,
+                forks,
+                List.of());
     }
 
     /**
@@ -55,8 +63,18 @@ final class CannedResults {
         rows.add(new RowResult(
                 sampled,
                 List.of(
-                        new ImplResult("refpool", 20.0, 1.5, "ns/op", 18.0, 45.0, 0.0, List.of(20.0, 20.0)),
-                        new ImplResult("swap-flag", 60.0, 2.5, "ns/op", 55.0, 120.0, 24.0, List.of(50.0, 70.0))),
+                        new ImplResult(
+                                "refpool", 20.0, 1.5, "ns/op", 18.0, 45.0, 0.0, List.of(20.0, 20.0), List.of(0.0, 0.0)),
+                        new ImplResult(
+                                "swap-flag",
+                                60.0,
+                                2.5,
+                                "ns/op",
+                                55.0,
+                                120.0,
+                                24.0,
+                                List.of(50.0, 70.0),
+                                List.of(0.0, 48.0))),
                 List.of("always-lock")));
         return new SuiteResult("attach", "AttachBenchmark", rows);
     }

@@ -85,6 +85,7 @@ class CsvWriterTest {
         assertEquals(55.0, Double.parseDouble(sampled.get("p50")), EPSILON);
         assertEquals(120.0, Double.parseDouble(sampled.get("p99")), EPSILON);
         assertEquals(24.0, Double.parseDouble(sampled.get("bytes_per_op")), EPSILON);
+        assertEquals("0;48", sampled.get("bytes_per_op_by_fork"), "each fork's allocation, so a split shows");
         assertEquals(3.0, Double.parseDouble(sampled.get("ratio_median")), EPSILON);
     }
 

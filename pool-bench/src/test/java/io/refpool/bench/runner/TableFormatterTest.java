@@ -49,10 +49,12 @@ class TableFormatterTest {
         String swapFlag = lineWith("swap-flag", "60.00");
         assertTrue(
                 swapFlag.matches(
-                        ".*60\\.00\\s+2\\.500\\s+ns/op\\s+55\\.00\\s+120\\.0\\s+24\\.0\\s+3\\.00x \\[2\\.50-3\\.50]$"),
+                        ".*60\\.00\\s+2\\.500\\s+ns/op\\s+55\\.00\\s+120\\.0\\s+24\\.0\\s+0/48\\s+3\\.00x \\[2\\.50-3\\.50]$"),
                 swapFlag);
         String header = lineWith("benchmark", "score");
-        assertTrue(header.matches(".*score\\s+error\\s+unit\\s+p50\\s+p99\\s+B/op\\s+refpool speedup$"), header);
+        assertTrue(
+                header.matches(".*score\\s+error\\s+unit\\s+p50\\s+p99\\s+B/op\\s+B/op by fork\\s+refpool speedup$"),
+                header);
     }
 
     @Test
@@ -94,7 +96,15 @@ class TableFormatterTest {
                 List.of(new RowResult(
                         row,
                         List.of(new ImplResult(
-                                ImplResult.NO_IMPL, 5.25, 0.5, "ns/op", Double.NaN, Double.NaN, 0.0, List.of(5.25))),
+                                ImplResult.NO_IMPL,
+                                5.25,
+                                0.5,
+                                "ns/op",
+                                Double.NaN,
+                                Double.NaN,
+                                0.0,
+                                List.of(5.25),
+                                List.of(0.0))),
                         List.of())));
         List<String> floorLines = new TableFormatter(2).format(floor).lines().toList();
         assertEquals("benchmark       mode  threads  score   error  unit   B/op", floorLines.get(1));
