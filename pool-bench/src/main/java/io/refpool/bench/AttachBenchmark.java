@@ -114,7 +114,11 @@ public class AttachBenchmark {
 
                 @Override
                 public ArrayList<?> takeIfDirty() {
-                    return queue.takeIfDirty();
+                    ReleaseQueue.Batch<Object> batch = queue.takeIfDirty();
+                    if (batch != null) {
+                        queue.completed(batch); // applied by the caller, at once: the pool's bookkeeping
+                    }
+                    return batch;
                 }
             };
         }

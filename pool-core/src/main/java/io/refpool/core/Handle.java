@@ -101,6 +101,12 @@ public interface Handle<V> extends AutoCloseable {
     boolean isOpen();
 
     /**
+     * {@return the key this handle's object was acquired for}; it stays readable after the handle
+     * is closed
+     */
+    Object key();
+
+    /**
      * Gives up this handle's reference: at once if the calling thread is attached, otherwise as a
      * pending decrement. A second close is a no-op and never decrements again.
      */

@@ -280,6 +280,63 @@ public final class RefPool<K, V> implements AutoCloseable {
         return core.acquireAsync(key, token);
     }
 
+    /**
+     * Applies every release pending when it is called (handles closed off-attachment, evictions
+     * queued by the idle cache) before it returns: it attaches as needed, applies what is queued,
+     * and waits while other threads finish applying batches they took before the call. A host calls
+     * it before reading {@link #stats()} for a report, or before shutting a tenant down.
+     *
+     * <pre>{@code
+     * Handle<Session> handle = pool.attached(() -> pool.acquire("tenant-7"));
+     * handle.close();                  // not attached: a pending release
+     * pool.flush();                    // applied: the session is idle (or disposed) now
+     * }</pre>
+     *
+     * <p>Called from a disposer, it applies what is queued and does not wait for the batch that runs
+     * the disposer. It does nothing on a closed pool: close applied every release. Do not call it
+     * while holding an object's section that a disposer may need.
+     *
+     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach or
+     *     for another thread's batch (the interrupt status is kept; nothing is lost)
+     */
+    public void flush() {
+        core.flush();
+    }
+
+    /**
+     * Retires the key's current object: acquires from now on get a new one, while holders keep
+     * using the retired one, which is disposed (attached) when its last handle closes, at once if it
+     * is idle. It attaches as needed.
+     *
+     * <pre>{@code
+     * pool.invalidate("tenant-7");     // the tenant's script changed: the next call gets a fresh session
+     * }</pre>
+     *
+     * @param key the key
+     * @return whether an object was retired; {@code false} if the key has none (or it was retired
+     *     already)
+     * @throws NullPointerException if {@code key} is null
+     * @throws PoolClosedException if the pool is closed
+     */
+    public boolean invalidate(K key) {
+        return core.invalidate(key);
+    }
+
+    /**
+     * Disposes (attached) every object that is idle when the call reaches it; objects in use are
+     * left alone. It attaches as needed.
+     *
+     * <pre>{@code
+     * int freed = pool.clearIdle();    // memory pressure: let every idle session go now
+     * }</pre>
+     *
+     * @return how many objects it disposed
+     * @throws PoolClosedException if the pool is closed
+     */
+    public int clearIdle() {
+        return core.clearIdle();
+    }
+
     /** {@return a snapshot of the pool's counters} */
     public PoolStats stats() {
         return core.stats();

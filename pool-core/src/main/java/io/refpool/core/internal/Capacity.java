@@ -141,7 +141,11 @@ final class Capacity<K, V> {
     /** The last reference went: idle the object, or dispose it for the line. */
     void reachedZero(Entry<K, V> entry, AttachState s) {
         IdleTier<K, V> idle = core.idle;
-        if (idle == null || core.isClosed() || waiters() > 0) { // no cache, closing, or the line needs its permit
+        if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
+            core.disposeIdle(entry, s);
+        } else if (idle == null
+                || core.isClosed()
+                || waiters() > 0) { // no cache, closing, or the line needs its permit
             core.disposals.claim(entry, s);
         } else if (!idle.idle(entry)) {
             core.disposals.claim(entry, s);

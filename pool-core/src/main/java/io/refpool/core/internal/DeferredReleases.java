@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Deferred releases: what a close off-attachment leaves for the next attach, held in a
@@ -50,6 +51,8 @@ final class DeferredReleases<K, V> {
     private final int drainThreshold;
     private final AtomicBoolean delayedScheduled = new AtomicBoolean();
     private final AtomicBoolean urgentScheduled = new AtomicBoolean();
+    /** Serializes flushes: each waits for the epoch it ended, and only one epoch is ended at a time. */
+    private final ReentrantLock flushes = new ReentrantLock();
 
     DeferredReleases(PoolCore<K, V> core, Executor executor, long drainDelayNanos, int drainThreshold) {
         this.core = core;
@@ -148,7 +151,7 @@ final class DeferredReleases<K, V> {
 
     /** The attach-side check: one acquire load when nothing is pending. */
     void applyIfDirty(AttachState s) {
-        ArrayList<Release> batch = queue.takeIfDirty();
+        ReleaseQueue.Batch<Release> batch = queue.takeIfDirty();
         if (batch != null) {
             apply(batch, s);
         }
@@ -156,14 +159,44 @@ final class DeferredReleases<K, V> {
 
     /** Applies every pending release, whatever the flag says; the thread is attached. */
     void applyAll(AttachState s) {
-        ArrayList<Release> batch = queue.takeAll();
+        ReleaseQueue.Batch<Release> batch = queue.takeAll();
         if (batch != null) {
             apply(batch, s);
         }
     }
 
+    /**
+     * {@code pool.flush()} on an attached thread: applies what is pending and waits until every batch
+     * other threads took before it is applied too. Called from a disposal on this thread (a disposer
+     * that flushes), it applies what is pending and does not wait: the batch that runs the disposer
+     * is one of those it would wait for.
+     *
+     * @throws InterruptedException if interrupted while waiting for another thread's batch
+     */
+    void flush(AttachState s) throws InterruptedException {
+        flushes.lock();
+        try {
+            ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
+            apply(batch, s);
+            if (!s.disposing) {
+                queue.awaitEpoch(batch.epoch() ^ 1);
+            }
+        } finally {
+            flushes.unlock();
+        }
+    }
+
     @SuppressWarnings("unchecked")
-    private void apply(ArrayList<Release> batch, AttachState s) {
+    private void apply(ReleaseQueue.Batch<Release> batch, AttachState s) {
+        try {
+            applyEach(batch, s);
+        } finally {
+            queue.completed(batch);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void applyEach(ArrayList<Release> batch, AttachState s) {
         PoolEvents.Drain event = new PoolEvents.Drain();
         event.begin();
         try {

@@ -58,6 +58,12 @@ final class Disposals<K, V> {
         if (!entry.tryDispose()) {
             return false;
         }
+        disposeClaimedInLoop(entry, s);
+        return true;
+    }
+
+    /** Disposes an object this thread claimed, in this thread's disposal loop (no recursion). */
+    void disposeClaimedInLoop(Entry<K, V> entry, AttachState s) {
         s.disposals.add(entry);
         if (!s.disposing) { // the outermost claim runs the loop; a nested one only joins it
             s.disposing = true;
@@ -67,7 +73,6 @@ final class Disposals<K, V> {
                 s.disposing = false;
             }
         }
-        return true;
     }
 
     private void runWorkList(AttachState s) {

@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   0          1           acquire reviving an idle object (the same getAndAdd: the attached
  *                          acquire's fast path revives too)
  *   n >= 1     n - 1       a handle's close applied attached (now, or from the deferred queue)
- *   0          DISPOSED    the attached thread that disposes it (retire without idle cache,
- *                          eviction, capacity, pool close); terminal
+ *   0          DISPOSED    the attached thread that disposes it (no idle cache, retired by
+ *                          invalidate, eviction, capacity, clearIdle, pool close); terminal
  * </pre>
  *
  * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went idle: the releaser
@@ -57,6 +57,8 @@ final class Entry<K, V> implements Slot, Release {
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "cachedSpell", int.class);
     private static final VarHandle IDLING =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idling", boolean.class);
+    private static final VarHandle RETIRED =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "retired", boolean.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -90,6 +92,23 @@ final class Entry<K, V> implements Slot, Release {
      */
     @SuppressWarnings("unused") // accessed through IDLING
     private boolean idling;
+
+    /**
+     * Set once by {@code pool.invalidate(key)}, after the entry left its slot: at count 0 the object
+     * is disposed, never idled. Volatile on both sides: an invalidation that reads the count after
+     * setting it and a releaser that reads it after its decrement cannot both miss each other.
+     */
+    @SuppressWarnings("unused") // accessed through RETIRED
+    private volatile boolean retired;
+
+    /** {@return whether this call retired the object} (false if it was retired already) */
+    boolean retire() {
+        return !(boolean) RETIRED.getAndSet(this, true);
+    }
+
+    boolean isRetired() {
+        return (boolean) RETIRED.getVolatile(this);
+    }
 
     boolean isIdling() {
         return (boolean) IDLING.getOpaque(this);

@@ -174,6 +174,11 @@ final class IdleTier<K, V> {
         return cache.asMap();
     }
 
+    /** {@return the number of entries the cache holds (an estimate while writes are in flight)} */
+    long size() {
+        return cache.estimatedSize();
+    }
+
     /** Runs the cache's maintenance now, so expired entries are evicted (and their evictions queued). */
     void cleanUp() {
         try {

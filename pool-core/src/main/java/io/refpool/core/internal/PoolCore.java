@@ -11,6 +11,7 @@ import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -281,6 +282,105 @@ public final class PoolCore<K, V> {
             LOGGING_LISTENER.onError(
                     new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
         }
+    }
+
+    // ---------------------------------------------------------------- lifecycle control
+
+    /**
+     * Applies every release pending when called, attaching as needed, and waits for batches other
+     * threads are applying. A closed pool has none: close applied them.
+     */
+    public void flush() {
+        if (isClosed()) {
+            return;
+        }
+        AttachState s;
+        try {
+            s = attacher.enterClosure("flush()");
+        } catch (PoolClosedException closedMeanwhile) {
+            return;
+        }
+        int level = s.depth;
+        try {
+            releases.flush(s);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while flush() waited for releases another thread is"
+                    + " applying; the interrupt status is kept, and those releases are still applied");
+        } finally {
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * Retires the key's current object: new acquires get a new one; holders keep this one, which is
+     * disposed when its last handle closes, at once if it is idle.
+     *
+     * @return whether an object was retired (false: the key had none, or it was retired already)
+     */
+    public boolean invalidate(K key) {
+        Objects.requireNonNull(key, "key");
+        AttachState s = attacher.enterClosure("invalidate()");
+        int level = s.depth;
+        try {
+            Entry<K, V> entry = slots.entry(key);
+            if (entry == null || !slots.vacate(entry) || !entry.retire()) {
+                return false;
+            }
+            if (entry.count() == 0) { // idle now; one in use goes when its count reaches 0 (Capacity.reachedZero)
+                disposeIdle(entry, s);
+            }
+            return true;
+        } finally {
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * Disposes every object that is idle (count 0) when the scan reaches it, attached.
+     *
+     * @return how many this call disposed
+     */
+    public int clearIdle() {
+        AttachState s = attacher.enterClosure("clearIdle()");
+        int level = s.depth;
+        try {
+            int[] cleared = {0};
+            slots.forEachEntry(entry -> {
+                if (entry.count() == 0 && disposeIdle(entry, s)) {
+                    cleared[0]++;
+                }
+            });
+            return cleared[0];
+        } finally {
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
+     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}).
+     *
+     * @return whether this call claimed it (false: revived, or disposed already)
+     */
+    boolean disposeIdle(Entry<K, V> entry, AttachState s) {
+        if (!entry.tryDispose()) {
+            return false;
+        }
+        if (idle != null && entry.isCached()) {
+            idle.remove(entry);
+        }
+        disposals.disposeClaimedInLoop(entry, s);
+        return true;
+    }
+
+    /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */
+    public long cachedCount() {
+        if (idle == null) {
+            return 0;
+        }
+        idle.cleanUp();
+        return idle.size();
     }
 
     // ---------------------------------------------------------------- close and stats

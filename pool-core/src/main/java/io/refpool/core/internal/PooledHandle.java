@@ -111,6 +111,11 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
     }
 
     @Override
+    public Object key() {
+        return entry.key;
+    }
+
+    @Override
     public void close() {
         synchronized (this) {
             if (!open) {

@@ -4,6 +4,8 @@ import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -39,6 +41,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * the list exactly once: never a loss, never a double apply. The batch is applied outside the lock,
  * so user code (disposers) never runs under it.
  *
+ * <p><b>Batches out, and flush.</b> A batch swapped out is "out" until its taker calls {@link
+ * #completed}. Each batch is counted in the flush epoch (0 or 1) that was current at its swap, under
+ * the lock. A flush ({@link #takeForFlush}) ends the epoch and takes what is pending in one step under
+ * the lock, so every release enqueued before it is either in its own batch or in a batch of the
+ * ended epoch; {@link #awaitEpoch} then waits until the ended epoch has no batch out. Flushes are
+ * serialized by their caller, so no batch joins an epoch after the flush that ended it:
+ *
+ * <pre>
+ *   out[e]     to       by
+ *   n          n + 1    a swap in epoch e (takeIfDirty, takeAll, takeForFlush), under the lock
+ *   n + 1      n        completed(batch of epoch e); at 0 it wakes a flusher waiting for e
+ * </pre>
+ *
  * <p><b>Layout.</b> The flag sits alone on its cache lines: 128 bytes of padding on each side (two
  * lines, for adjacent-line prefetch) keep it apart from the lock word, the list and its size
  * (written on every enqueue) and from neighbouring objects. Byte fields are used for padding because
@@ -53,7 +68,16 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
     /** Guards {@code pending}; never held while user code runs. */
     private final ReentrantLock queueLock = new ReentrantLock();
 
-    private ArrayList<T> pending = new ArrayList<>();
+    private Batch<T> pending = new Batch<>();
+
+    /** The current flush epoch, 0 or 1; under the lock. */
+    private int epoch;
+
+    /** Batches swapped out in each epoch and not yet completed. */
+    private final AtomicIntegerArray out = new AtomicIntegerArray(2);
+
+    /** The thread waiting in {@link #awaitEpoch}, if any. */
+    private volatile Thread flusher;
 
     /** Written under the lock on every enqueue and swap; read by the drainer (see the table). */
     private volatile int size;
@@ -89,14 +113,14 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
      *
      * @return the batch to apply, owned by the caller from now on, or {@code null}
      */
-    public ArrayList<T> takeIfDirty() {
+    public Batch<T> takeIfDirty() {
         if (!(boolean) DIRTY.getAcquire(this)) {
             return null;
         }
         if (!DIRTY.compareAndSet(this, true, false)) {
             return null; // another attacher is draining this batch
         }
-        return swapBatch();
+        return swapBatch(false);
     }
 
     /**
@@ -105,22 +129,93 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
      *
      * @return the batch, or {@code null} if the list was empty
      */
-    public ArrayList<T> takeAll() {
-        return swapBatch();
+    public Batch<T> takeAll() {
+        return swapBatch(false);
     }
 
-    private ArrayList<T> swapBatch() {
+    /**
+     * Starts a flush: ends the current epoch and takes what is pending, in one step. The caller
+     * applies the batch, completes it, then waits for the ended epoch ({@code batch.epoch ^ 1}) with
+     * {@link #awaitEpoch}. Callers serialize their flushes.
+     *
+     * @return the batch, possibly empty, never {@code null}
+     */
+    public Batch<T> takeForFlush() {
+        return swapBatch(true);
+    }
+
+    private Batch<T> swapBatch(boolean flush) {
         lockQueue();
         try {
-            ArrayList<T> batch = pending;
-            if (batch.isEmpty()) {
+            if (flush) {
+                epoch ^= 1;
+            }
+            Batch<T> batch = pending;
+            if (batch.isEmpty() && !flush) {
                 return null;
             }
-            pending = new ArrayList<>();
+            pending = new Batch<>();
             size = 0;
+            batch.epoch = epoch;
+            out.incrementAndGet(epoch);
             return batch;
         } finally {
             queueLock.unlock();
+        }
+    }
+
+    /**
+     * Marks a batch taken from this queue as applied; each batch once.
+     *
+     * @param batch the batch
+     */
+    public void completed(Batch<T> batch) {
+        if (out.decrementAndGet(batch.epoch) == 0) {
+            Thread waiting = flusher;
+            if (waiting != null) {
+                LockSupport.unpark(waiting); // it checks its own epoch again: a wake-up for the other is harmless
+            }
+        }
+    }
+
+    /**
+     * Waits until no batch of {@code ended} is out. One flusher at a time.
+     *
+     * @param ended the epoch a flush ended
+     * @throws InterruptedException if interrupted while waiting; batches stay out and are applied
+     */
+    public void awaitEpoch(int ended) throws InterruptedException {
+        if (out.get(ended) == 0) {
+            return;
+        }
+        flusher = Thread.currentThread(); // before the check: a completion after it sees the flusher
+        try {
+            while (out.get(ended) != 0) {
+                LockSupport.park(this);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            }
+        } finally {
+            flusher = null;
+        }
+    }
+
+    /**
+     * A batch swapped out of the queue: the releases, in enqueue order, and the flush epoch it was
+     * taken in.
+     *
+     * @param <T> the kind of release
+     */
+    public static final class Batch<T> extends ArrayList<T> {
+        private static final long serialVersionUID = 1L;
+
+        /** The flush epoch this batch was taken in; set under the lock at the swap. */
+        int epoch;
+
+        /** {@return the flush epoch this batch was taken in} */
+        public int epoch() {
+            return epoch;
         }
     }
 

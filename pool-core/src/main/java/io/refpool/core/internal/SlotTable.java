@@ -21,7 +21,8 @@ import java.util.function.Function;
  *   Creation      Entry         the creator, once the factory returned and the object is pooled
  *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
  *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
- *                               that threw is dropped by the key's next acquire)
+ *                               that threw is dropped by the key's next acquire), or
+ *                               invalidate, which retires it (disposed at count 0)
  *   Creation      (none)        an acquire that finds it settled (its creator's removal failed)
  * </pre>
  *
@@ -211,6 +212,16 @@ final class SlotTable<K, V> {
     }
 
     /** Takes a claimed entry out of the table, ahead of its disposer. */
+    /**
+     * Takes a live or idle entry out of its key's slot, so the key's next acquire creates a new
+     * object; the entry stays findable by identity until it is disposed.
+     *
+     * @return whether this call took it out (false: it left already)
+     */
+    boolean vacate(Entry<K, V> entry) {
+        return slots.remove(entry.key, entry);
+    }
+
     void forget(Entry<K, V> entry) {
         try {
             slots.remove(entry.key, entry);

@@ -51,6 +51,19 @@ public class GuideSamplesTest {
     }
 
     @Test
+    void aReloadedTenantGetsAFreshInterpreterAndTrimmingClosesIdleOnes() throws Exception {
+        assertEquals("1", host.run("tenant-7", "count = (count or 0) + 1; return count"));
+        assertEquals("2", host.run("tenant-7", "count = count + 1; return count"), "the interpreter idled");
+        assertTrue(host.reload("tenant-7"));
+        assertTrue(opened.get(0).isClosed(), "idle when retired: closed at once");
+        assertEquals("1", host.run("tenant-7", "count = (count or 0) + 1; return count"), "a fresh interpreter");
+        host.run("tenant-8", "return 1");
+        assertEquals(2, host.trim(), "both idle interpreters closed");
+        assertEquals(0, host.settledStats().idle());
+        assertEquals(3, opened.size());
+    }
+
+    @Test
     void twoPluginsOnTwoThreadsLoseNoUpdate() throws Exception {
         assertEquals("2000", HostExample.countOnTwoThreads(host));
         assertEquals(1, opened.size(), "one interpreter for the tenant");

@@ -76,6 +76,24 @@ public final class TenantHost implements AutoCloseable {
     }
     // end::host-worker[]
 
+    // tag::host-lifecycle[]
+    /** The tenant's scripts changed: requests from now on get a fresh interpreter. */
+    public boolean reload(String tenant) {
+        return interpreters.invalidate(tenant); // running requests finish on the old one, then it closes
+    }
+
+    /** Memory is short: close every interpreter nobody is using. */
+    public int trim() {
+        return interpreters.clearIdle();
+    }
+
+    /** Stats with every release applied, handles closed on other threads included. */
+    public PoolStats settledStats() {
+        interpreters.flush();
+        return interpreters.stats();
+    }
+    // end::host-lifecycle[]
+
     // tag::host-stats[]
     public PoolStats stats() {
         return interpreters.stats(); // live, idle, pending releases, waiters, evictions, leaks...

@@ -1,0 +1,247 @@
+package io.refpool.core;
+
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestResources.Resource;
+import io.refpool.core.internal.PoolHooks.Point;
+import io.refpool.testkit.TestKit;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lifecycle control a host runs a pool with for months: {@code flush()}, {@code invalidate(key)},
+ * {@code clearIdle()} and {@code Handle.key()}. Each race named by the contract is forced with
+ * latches or the pool's hooks; every object is disposed exactly once, attached.
+ */
+class LifecycleControlTest {
+    private final TestResources resources = new TestResources();
+
+    /** A {@code SHARED} pool with no drainer activity: only attaches and flushes apply releases. */
+    private RefPool<String, Resource> pool(boolean idleCache) {
+        RefPool.Builder<String, Resource> builder =
+                resources.builder().attachMode(AttachMode.SHARED).drainDelay(Duration.ofHours(1));
+        if (idleCache) {
+            builder.idle(cache -> cache.maximumSize(10).executor(Runnable::run));
+        }
+        return resources.build(builder);
+    }
+
+    private static TestPoolHooks hooks(RefPool<?, ?> pool) {
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        return hooks;
+    }
+
+    private static void await(CountDownLatch latch) {
+        TestKeyedPoolFixtures.awaitLatch(latch);
+    }
+
+    // ---------------------------------------------------------------- flush
+
+    @Test
+    void flushAppliesAReleaseAnotherThreadClosedOffTheAttachment() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        Handle<Resource> handle = pool.attached(() -> pool.acquire("a"));
+        forkRun("closer", handle::close).join(); // a detached close: a pending release, then returns
+        assertEquals(1, pool.stats().pendingDecrements());
+        assertEquals(0, resources.disposalCount(), "nothing applied it yet");
+
+        pool.flush();
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertEquals(1, resources.disposalCount(), "applied: count 0 with no idle cache disposes it");
+        assertFalse(pool.isAttached(), "flush attached only for its own work");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void flushWaitsForABatchAnotherThreadIsApplying() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        CountDownLatch disposing = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            if (resource.key.equals("a")) {
+                disposing.countDown();
+                await(finish); // the drainer is inside its batch
+            }
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        a.close(); // pending
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close()); // takes the batch
+        await(disposing);
+        assertEquals(0, pool.stats().pendingDecrements(), "the queue is empty: the batch is out, being applied");
+
+        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        awaitParked(flusher.thread);
+        assertTrue(flusher.thread.isAlive(), "flush waits for the batch the drainer took before it");
+        finish.countDown();
+        flusher.join();
+        drainer.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void flushFromADisposerAppliesWhatIsQueuedWithoutWaitingForItself() {
+        RefPool<String, Resource> pool = pool(false);
+        AtomicInteger flushed = new AtomicInteger();
+        resources.alsoOnDispose(resource -> {
+            if (resource.key.equals("a")) {
+                pool.flush(); // inside the batch that runs this disposer
+                flushed.incrementAndGet();
+            }
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        Handle<Resource> b = pool.attached(() -> pool.acquire("b"));
+        a.close();
+        b.close();
+        pool.flush();
+        assertEquals(1, flushed.get());
+        assertEquals(2, resources.disposalCount());
+        pool.close();
+        pool.flush(); // a closed pool has nothing pending: a no-op
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void anInterruptedFlushStopsWaitingKeepsTheFlagAndLosesNothing() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        CountDownLatch disposing = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            disposing.countDown();
+            await(finish);
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        a.close();
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
+        await(disposing);
+        TestKit.Forked<Boolean> flusher = fork("flusher", () -> {
+            assertThrows(CancellationException.class, pool::flush);
+            return Thread.currentThread().isInterrupted();
+        });
+        awaitParked(flusher.thread);
+        flusher.thread.interrupt();
+        assertTrue(flusher.join(), "the interrupt status is kept");
+        finish.countDown();
+        drainer.join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    // ---------------------------------------------------------------- invalidate
+
+    @Test
+    void invalidateRetiresTheObjectHoldersKeepItAndItGoesWithTheLastHandle() {
+        RefPool<String, Resource> pool = pool(true);
+        try (Attachment attached = pool.attach()) {
+            Handle<Resource> holder = pool.acquire("a");
+            Resource old = holder.get();
+            assertTrue(pool.invalidate("a"));
+            assertFalse(pool.invalidate("a"), "retired already: the key has no current object");
+
+            assertSame(old, holder.get(), "a holder keeps using the retired object");
+            Handle<Resource> second = holder.share();
+            try (Handle<Resource> fresh = pool.acquire("a")) {
+                assertNotSame(old, fresh.get(), "a new acquire gets a new object");
+                assertEquals("a", fresh.key());
+            }
+            holder.close();
+            assertEquals(0, old.disposals.get(), "a share of the retired object still holds it");
+            second.close();
+            assertEquals(1, old.disposals.get(), "its last handle closed: disposed, not idled");
+            assertTrue(old.disposedAttached);
+            assertEquals(1, pool.stats().idle(), "only the new object idles");
+            assertFalse(pool.invalidate("missing"), "nothing to retire");
+        }
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void invalidatingAnIdleObjectDisposesItAtOnceAndTakesItOutOfTheCache() {
+        RefPool<String, Resource> pool = pool(true);
+        pool.attached(() -> {
+            pool.acquire("a").close();
+            return null;
+        });
+        Resource old = resources.created("a");
+        assertEquals(1, pool.stats().idle());
+        assertTrue(pool.invalidate("a"), "invalidate attaches as needed");
+        assertEquals(1, old.disposals.get());
+        assertEquals(0, pool.stats().idle());
+        assertEquals(0, pool.core().cachedCount(), "out of the cache too");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void anInvalidationRacingTheLastCloseDisposesTheObjectOnceAndLeavesNothingCached() throws Exception {
+        RefPool<String, Resource> pool = pool(true);
+        TestPoolHooks hooks = hooks(pool);
+        Handle<Resource> handle = pool.attached(() -> pool.acquire("a"));
+        Resource old = resources.created("a");
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun(
+                "releaser",
+                () -> pool.attached(() -> {
+                    handle.close(); // count 0, not retired yet: on its way into the cache
+                    return null;
+                }));
+        TestPoolHooks.Pause beforePut = hooks.pause(Point.BEFORE_IDLE_PUT, releaser.thread);
+        releaser.start();
+        beforePut.awaitArrival();
+
+        assertTrue(pool.invalidate("a"), "count 0: the invalidation claims and disposes it");
+        assertEquals(1, old.disposals.get());
+        beforePut.proceed(); // the put lands after the claim and sees it: the entry comes out again
+        releaser.join();
+        assertEquals(1, old.disposals.get(), "once");
+        assertEquals(0, pool.stats().idle());
+        assertEquals(0, pool.core().cachedCount(), "no disposed object stays cached");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    // ---------------------------------------------------------------- clearIdle
+
+    @Test
+    void clearIdleDisposesIdleObjectsAndLeavesLiveOnesAlone() {
+        RefPool<String, Resource> pool = pool(true);
+        Handle<Resource> live = pool.attached(() -> {
+            pool.acquire("idle-1").close();
+            pool.acquire("idle-2").close();
+            return pool.acquire("live");
+        });
+        assertEquals(2, pool.stats().idle());
+        assertEquals(2, pool.clearIdle());
+        assertEquals(1, resources.created("idle-1").disposals.get());
+        assertEquals(1, resources.created("idle-2").disposals.get());
+        assertEquals(0, resources.created("live").disposals.get(), "in use: left alone");
+        assertEquals(0, pool.stats().idle());
+        assertEquals(0, pool.core().cachedCount(), "the cache let go of both");
+        assertEquals(1, pool.stats().live());
+        assertEquals(0, pool.clearIdle(), "nothing idle left");
+
+        pool.attached(() -> {
+            live.close(); // idles again, into the cache
+            return null;
+        });
+        assertEquals(1, pool.stats().idle());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+        assertThrows(PoolClosedException.class, pool::clearIdle);
+        assertThrows(PoolClosedException.class, () -> pool.invalidate("live"));
+    }
+}
