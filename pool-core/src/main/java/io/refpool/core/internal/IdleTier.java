@@ -32,7 +32,10 @@ import java.util.function.Predicate;
  * <p>Entries are removed lazily: a revive and the next idle touch only the entry, so the request
  * path of a plugin host (revive, use, idle) never writes the cache. The cache therefore holds idle
  * objects and objects revived since it took them; its size bound counts both, so at most that many
- * objects are idle in it, and fewer while revived ones hold places. Expiry runs from the cache's
+ * objects are idle in it, and fewer while revived ones hold places. A put that leaves the cache over
+ * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
+ * wait for more activity, which revives and idles do not make): once every put has returned, the
+ * cache is within its bound, and the evictions are queued for the next attach or the drainer. Expiry runs from the cache's
  * last put of the object: an object used since is put again when its entry expires, so an idle
  * object is disposed between one and two expiry periods after it last went idle.
  *
@@ -46,6 +49,8 @@ import java.util.function.Predicate;
 final class IdleTier<K, V> {
     private final PoolCore<K, V> core;
     private final Cache<K, V> cache;
+    /** The cache's size or weight bound, or {@code null} if it has none. */
+    private final Policy.Eviction<K, V> bound;
 
     IdleTier(PoolCore<K, V> core, Consumer<? super Caffeine<Object, Object>> configurer) {
         this.core = core;
@@ -72,6 +77,7 @@ final class IdleTier<K, V> {
                     alreadySet);
         }
         this.cache = listening.build(); // Caffeine's own checks of the configuration speak for themselves
+        this.bound = cache.policy().eviction().orElse(null);
     }
 
     /**
@@ -104,7 +110,7 @@ final class IdleTier<K, V> {
     private boolean put(Entry<K, V> entry, int spell) {
         entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
-            cache.put(entry.key, entry.value);
+            insert(entry);
         } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode
             entry.uncache();
             core.report(
@@ -118,8 +124,47 @@ final class IdleTier<K, V> {
         }
         if (entry.count() < 0) {
             remove(entry); // reclaimed for capacity while its put was under way: no disposed object stays cached
+        } else if (bound != null && overBound()) {
+            // Caffeine evicts in its maintenance, which a put runs only if no other thread is in it,
+            // and then waits for more cache activity: the lazy tier makes none while objects are
+            // revived and idled, so the put that leaves the cache over its bound runs it now
+            cleanUp();
         }
         return true;
+    }
+
+    /**
+     * Puts the object in the cache without ever displacing the key's current object. A key may have
+     * two objects for a moment (one disposed, or retired by invalidate, whose put is still in flight,
+     * and the one that replaced it), and a plain put of the old one would replace the new one in the
+     * cache with no eviction: the new one would stay marked cached and never be put, idle outside the
+     * bound for good. So the old one goes in only where the key is free, and a stale value is
+     * replaced only by compare-and-set.
+     */
+    private void insert(Entry<K, V> entry) {
+        Map<K, V> map = cache.asMap();
+        for (; ; ) {
+            V present = map.putIfAbsent(entry.key, entry.value);
+            if (present == null || present == entry.value) {
+                return;
+            }
+            Entry<K, V> other = core.slots.byIdentity(present);
+            boolean stale = other == null || other.count() < 0 || other.isRetired();
+            if (!stale) {
+                return; // the key's current object holds the place: this one is on its way out
+            }
+            if (map.replace(entry.key, present, entry.value)) {
+                return; // no eviction for the stale one: it is disposed, or goes at count 0 (retired)
+            }
+        }
+    }
+
+    private boolean overBound() {
+        long maximum = bound.getMaximum();
+        if (bound.isWeighted()) {
+            return bound.weightedSize().orElse(0) > maximum;
+        }
+        return cache.estimatedSize() > maximum;
     }
 
     /** Takes {@code entry}'s object out of the cache if it is there (EXPLICIT: not disposed by it). */
