@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -67,6 +68,9 @@ import java.util.function.Supplier;
  * capacity permit or object is lost, and {@link Handle#close()} does not throw it.
  */
 public final class RefPool<K, V> implements AutoCloseable {
+    /** Numbers the pools built without a name. */
+    private static final AtomicInteger UNNAMED = new AtomicInteger();
+
     private final PoolCore<K, V> core;
 
     private RefPool(PoolCore<K, V> core) {
@@ -100,13 +104,15 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
-     * Attaches the calling thread unless {@code token} is cancelled while it waits for the gate.
+     * Attaches the calling thread unless {@code token} is cancelled while it waits for the gate. A
+     * token cancelled before the call fails it even if the gate is free, as it fails
+     * {@code attachAsync} and {@code acquireAsync}.
      *
      * @param token cancels the wait
      * @return the scope, to close on this thread
      * @throws PoolClosedException if the pool is closed (or closes while waiting)
-     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
-     *     interrupted while waiting
+     * @throws java.util.concurrent.CancellationException if the token is cancelled (before the call
+     *     or while waiting) or the thread interrupted while waiting
      */
     public Attachment attach(CancellationToken token) {
         return core.attach(token);
@@ -271,10 +277,14 @@ public final class RefPool<K, V> implements AutoCloseable {
      * itself (with {@code orTimeout}, say) ends the wait as the token would; a handle that arrives
      * anyway is closed, so no reference or capacity is lost.
      *
+     * <p>Every failure goes through the stage: the pool is closed ({@link PoolClosedException}), the
+     * token was cancelled already, even if the object is there ({@link
+     * java.util.concurrent.CancellationException}), the wait was cancelled, the factory failed.
+     *
      * @param key the key
      * @param token cancels the wait for the gate or for capacity
-     * @return a stage completed with the handle
-     * @throws PoolClosedException if the pool is closed
+     * @return a stage completed with the handle, or failed as above
+     * @throws NullPointerException if {@code key} or {@code token} is null (the only throw)
      */
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
         return core.acquireAsync(key, token);
@@ -337,6 +347,11 @@ public final class RefPool<K, V> implements AutoCloseable {
         return core.clearIdle();
     }
 
+    /** {@return the pool's name}: the builder's {@code name(...)}, or a generated {@code refpool-N} */
+    public String name() {
+        return core.name();
+    }
+
     /** {@return a snapshot of the pool's counters} */
     public PoolStats stats() {
         return core.stats();
@@ -370,7 +385,8 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RefPool[" + core.attachMode() + (core.isClosed() ? ", closed" : "") + ", " + core.stats() + "]";
+        return "RefPool['" + core.name() + "', " + core.attachMode() + (core.isClosed() ? ", closed" : "") + ", "
+                + core.stats() + "]";
     }
 
     /**
@@ -397,6 +413,8 @@ public final class RefPool<K, V> implements AutoCloseable {
         private int maxObjects = Integer.MAX_VALUE;
         private Consumer<? super Caffeine<Object, Object>> idle;
         private LeakDetection leakDetection = LeakDetection.OFF;
+        private int leakSampleInterval = 128;
+        private String name;
         private boolean strictAccess;
 
         private Builder(Function<? super K, ? extends V> factory) {
@@ -528,6 +546,43 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
+         * Names the pool. The name appears in the messages of calls refused after close, in JFR
+         * events ({@code pool} field) and in the names of the library's drainer threads while they
+         * drain this pool. Default: {@code refpool-N}, with {@code N} counting the pools built
+         * without a name.
+         *
+         * @param name the name, not blank
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is blank
+         */
+        public Builder<K, V> name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /**
+         * Sets how many handles {@link LeakDetection#SAMPLED} tracks: one in {@code oneIn}, drawn at
+         * random per acquire. Default: one in 128. {@code 1} tracks every handle (with
+         * {@code SAMPLED}'s reporting, not {@code PARANOID}'s double-close sites).
+         *
+         * @param oneIn the sampling interval, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code oneIn} is less than 1
+         */
+        public Builder<K, V> leakSamplingRate(int oneIn) {
+            if (oneIn < 1) {
+                throw new IllegalArgumentException(
+                        "leakSamplingRate must be at least 1 (one handle in oneIn is tracked)," + " was " + oneIn);
+            }
+            this.leakSampleInterval = oneIn;
+            return this;
+        }
+
+        /**
          * Makes {@link Handle#get()} check its caller: it throws {@link IllegalStateException},
          * naming the key and the thread, unless the calling thread is attached to the pool and, in
          * {@link AttachMode#PER_OBJECT} mode, holds the object's section (inside {@code call} or
@@ -566,8 +621,9 @@ public final class RefPool<K, V> implements AutoCloseable {
                     maxObjects,
                     idle,
                     leakDetection,
-                    128,
-                    strictAccess)));
+                    leakSampleInterval,
+                    strictAccess,
+                    name != null ? name : "refpool-" + UNNAMED.incrementAndGet())));
         }
     }
 }

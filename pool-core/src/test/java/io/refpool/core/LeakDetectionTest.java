@@ -135,6 +135,21 @@ class LeakDetectionTest {
     }
 
     @Test
+    void aSamplingRateOfOneTracksEveryHandle() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .leakDetection(LeakDetection.SAMPLED)
+                .leakSamplingRate(1)
+                .drainDelay(Duration.ofMillis(10)));
+        dropHandles(pool, 20, 2);
+        awaitLeaksReleased(pool, 20);
+        assertEquals(20, engine.errors(PoolError.Kind.HANDLE_LEAKED).size(), "every handle was tracked");
+        assertEquals(0, pool.stats().live(), "every leaked reference was released for its handle");
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void closeReportsOpenHandlesWithTheirSitesUnderParanoid() {
         Engine engine = new Engine();
         RefPool<String, Session> pool = pool(engine, LeakDetection.PARANOID);

@@ -73,6 +73,9 @@ class PoolBadInputTest {
         assertRejected(NullPointerException.class, () -> builder.errorListener(null), "errorListener");
         assertRejected(NullPointerException.class, () -> builder.idle(null), "configurer");
         assertRejected(NullPointerException.class, () -> builder.leakDetection(null), "leakDetection");
+        assertRejected(IllegalArgumentException.class, () -> builder.leakSamplingRate(0), "leakSamplingRate", "0");
+        assertRejected(IllegalArgumentException.class, () -> builder.name(" "), "name", "blank");
+        assertRejected(NullPointerException.class, () -> builder.name(null), "name");
         assertRejected(NullPointerException.class, () -> RefPool.builder(null), "factory");
 
         RefPool<String, Session> pool = engine.build(builder); // the rejected calls changed nothing
@@ -162,8 +165,12 @@ class PoolBadInputTest {
 
         assertRejected(PoolClosedException.class, pool::attach, "attach()", "closed");
         assertRejected(PoolClosedException.class, pool::exclusive, "closed");
-        assertRejected(
-                PoolClosedException.class, () -> pool.acquireAsync("k", CancellationToken.none()), "'k'", "closed");
+        PoolClosedException acquireAsync = assertInstanceOf(
+                PoolClosedException.class,
+                failureOf(pool.acquireAsync("k", CancellationToken.none()).toCompletableFuture()),
+                "acquireAsync reports a closed pool through its stage");
+        assertTrue(acquireAsync.getMessage().contains("'k'")
+                && acquireAsync.getMessage().contains("closed"));
         assertInstanceOf(
                 PoolClosedException.class,
                 failureOf(pool.attachAsync(CancellationToken.none(), a -> "ran").toCompletableFuture()));

@@ -185,8 +185,10 @@ class PoolStatsTest {
 
             Engine engine = new Engine();
             // no drainer during the test: the three deferred releases below are drained as one batch
-            RefPool<String, Session> pool = engine.build(
-                    engine.builder().leakDetection(LeakDetection.PARANOID).drainDelay(Duration.ofHours(1)));
+            RefPool<String, Session> pool = engine.build(engine.builder()
+                    .name("events")
+                    .leakDetection(LeakDetection.PARANOID)
+                    .drainDelay(Duration.ofHours(1)));
             // a drain of three deferred releases
             List<Handle<Session>> handles = new ArrayList<>();
             try (Attachment attached = pool.attach()) {
@@ -239,6 +241,11 @@ class PoolStatsTest {
             assertTrue(events.stream()
                     .filter(e -> e.getEventType().getName().equals("io.refpool.Drain"))
                     .anyMatch(e -> e.getInt("batchSize") == 3));
+            assertTrue(
+                    events.stream()
+                            .filter(e -> e.getEventType().getName().startsWith("io.refpool."))
+                            .allMatch(e -> "events".equals(e.getString("pool"))),
+                    "every event names its pool");
             RecordedEvent leak = events.stream()
                     .filter(e -> e.getEventType().getName().equals("io.refpool.Leak"))
                     .findFirst()

@@ -32,7 +32,7 @@ final class Acquirer<K, V> {
     Handle<V> acquireAttached(K key, AttachState s) {
         Objects.requireNonNull(key, "key");
         if (core.isClosed()) {
-            throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+            throw new PoolClosedException(core.onClosedPool("acquire(" + Keys.describe(key) + ")"));
         }
         if (s.depth == 0) {
             throw new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
@@ -61,7 +61,12 @@ final class Acquirer<K, V> {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         if (core.isClosed()) {
-            throw new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool");
+            return CompletableFuture.failedStage(
+                    new PoolClosedException(core.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
+        }
+        if (token.isCancellationRequested()) { // whether or not the object is there: as attach does
+            return CompletableFuture.failedStage(new CancellationException(
+                    "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
         Entry<K, V> entry = core.slots.entry(key);
         if (entry != null) {

@@ -202,6 +202,7 @@ final class Attacher<K, V> {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+            event.pool = core.name();
             event.exclusive = exclusive;
             event.commit();
         }
@@ -274,7 +275,7 @@ final class Attacher<K, V> {
         if (gate.tryEnter(exclusive)) {
             if (core.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
             }
             try {
                 return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
@@ -298,7 +299,7 @@ final class Attacher<K, V> {
         if (gate.tryEnter(exclusive)) {
             if (core.isClosed()) {
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
             }
             return CompletableFuture.completedStage(new Entered(exclusive));
         }
@@ -308,7 +309,7 @@ final class Attacher<K, V> {
     /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
     private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
         if (core.isClosed()) {
-            return CompletableFuture.failedStage(new PoolClosedException("attachAsync() on a closed pool"));
+            return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
         }
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));

@@ -165,7 +165,7 @@ public final class Calls<K, V> {
         Objects.requireNonNull(fn, "fn");
         if (core.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException("callAsync(" + Keys.describe(key) + ") on a closed pool"));
+                    new PoolClosedException(core.onClosedPool("callAsync(" + Keys.describe(key) + ")")));
         }
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));

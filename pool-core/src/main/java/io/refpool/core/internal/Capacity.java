@@ -160,7 +160,7 @@ final class Capacity<K, V> {
     CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token) {
         if (core.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException("acquireAsync(" + Keys.describe(key) + ") on a closed pool"));
+                    new PoolClosedException(core.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
         CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
         waiting.incrementAndGet();

@@ -132,10 +132,19 @@ final class DeferredReleases<K, V> {
         if (queue.volatileSize() == 0) {
             return;
         }
+        Thread thread = Thread.currentThread();
+        String threadName = DrainerThreads.owns(thread) ? thread.getName() : null;
+        if (threadName != null) {
+            thread.setName(threadName + " (pool '" + core.name() + "')"); // a thread dump names the pool
+        }
         try {
             core.attacher.runInternal(this::applyAll);
         } catch (Throwable e) {
             core.report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
+        } finally {
+            if (threadName != null) {
+                thread.setName(threadName);
+            }
         }
     }
 
@@ -217,6 +226,7 @@ final class DeferredReleases<K, V> {
             });
         } finally {
             core.counters.drains.increment();
+            event.pool = core.name();
             event.batchSize = batch.size();
             event.commit();
         }

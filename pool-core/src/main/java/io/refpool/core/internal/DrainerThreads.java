@@ -20,11 +20,23 @@ final class DrainerThreads {
         return SHARED;
     }
 
+    /** {@return whether {@code thread} is one of these drainer threads} (a user executor's are left alone) */
+    static boolean owns(Thread thread) {
+        return thread instanceof DrainerThread;
+    }
+
+    /** A drainer thread: the type tells it from any thread of a user's executor. */
+    private static final class DrainerThread extends Thread {
+        DrainerThread(Runnable runnable, String name) {
+            super(runnable, name);
+        }
+    }
+
     private static Executor create() {
         AtomicInteger serial = new AtomicInteger();
         ThreadPoolExecutor executor =
                 new ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
-                    Thread thread = new Thread(runnable, "refpool-drainer-" + serial.incrementAndGet());
+                    Thread thread = new DrainerThread(runnable, "refpool-drainer-" + serial.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
                 });

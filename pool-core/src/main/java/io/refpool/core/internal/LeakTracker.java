@@ -64,6 +64,7 @@ final class LeakTracker {
     private <K, V> void leaked(PoolCore<K, V> pool, Entry<K, V> entry, Throwable site) {
         pool.counters.leaks.increment();
         PoolEvents.Leak event = new PoolEvents.Leak();
+        event.pool = core.name();
         event.key = Keys.text(entry.key);
         event.site = site == null ? null : describe(site);
         event.commit();

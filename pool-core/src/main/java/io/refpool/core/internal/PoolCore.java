@@ -88,8 +88,12 @@ public final class PoolCore<K, V> {
 
     private volatile PoolHooks hooks;
 
+    /** The pool's name: in messages, JFR events and drainer thread names. */
+    private final String name;
+
     /** Builds a pool from settings the public builder validated. */
     public PoolCore(PoolSettings<K, V> config) {
+        this.name = config.name();
         this.attachMode = config.attachMode();
         this.errors = config.errors();
         this.leaks = new LeakTracker(this, config.leakDetection(), config.leakSampleInterval());
@@ -129,9 +133,19 @@ public final class PoolCore<K, V> {
         return lifecycle.get() != OPEN;
     }
 
+    /** {@return "{@code operation} on closed pool 'name'"}, the message of a call refused after close */
+    String onClosedPool(String operation) {
+        return operation + " on closed pool '" + name + "'";
+    }
+
+    /** {@return the pool's name}, as the builder set it or a generated one */
+    public String name() {
+        return name;
+    }
+
     void checkOpen(String operation) {
         if (lifecycle.get() != OPEN) {
-            throw new PoolClosedException(operation + " on a closed pool");
+            throw new PoolClosedException(onClosedPool(operation));
         }
     }
 
@@ -163,13 +177,21 @@ public final class PoolCore<K, V> {
     // ---------------------------------------------------------------- attach
 
     public Attachment attach(CancellationToken token) {
-        Objects.requireNonNull(token, "token");
+        refuseCancelled(token, "attach");
         return attacher.attach(token, false, false);
     }
 
     public Attachment exclusive(CancellationToken token) {
-        Objects.requireNonNull(token, "token");
+        refuseCancelled(token, "exclusive");
         return attacher.attach(token, true, false);
+    }
+
+    /** A token cancelled before the call fails it, whether or not the gate is free. */
+    private static void refuseCancelled(CancellationToken token, String operation) {
+        Objects.requireNonNull(token, "token");
+        if (token.isCancellationRequested()) {
+            throw new CancellationException(operation + "() with a token that was already cancelled");
+        }
     }
 
     public <T> CompletionStage<T> attachAsync(

@@ -15,6 +15,9 @@ final class PoolEvents {
     @Category("refpool")
     @Description("An attached thread applied a batch of releases that had been deferred")
     static final class Drain extends Event {
+        @Label("Pool")
+        String pool;
+
         @Label("Batch Size")
         int batchSize;
     }
@@ -24,6 +27,9 @@ final class PoolEvents {
     @Category("refpool")
     @Description("A thread waited in line for the attach gate")
     static final class AttachWait extends Event {
+        @Label("Pool")
+        String pool;
+
         @Label("Exclusive")
         boolean exclusive;
     }
@@ -33,6 +39,9 @@ final class PoolEvents {
     @Category("refpool")
     @Description("A handle became unreachable while open and was released by the leak detector")
     static final class Leak extends Event {
+        @Label("Pool")
+        String pool;
+
         @Label("Key")
         String key;
 

@@ -23,6 +23,7 @@ import java.util.function.Function;
  * @param leakDetection the leak detection mode
  * @param leakSampleInterval one handle in how many is tracked under {@code SAMPLED}
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
+ * @param name the pool's name, in messages, JFR events and drainer thread names
  */
 public record PoolSettings<K, V>(
         Function<? super K, ? extends V> factory,
@@ -36,7 +37,8 @@ public record PoolSettings<K, V>(
         Consumer<? super Caffeine<Object, Object>> idle,
         LeakDetection leakDetection,
         int leakSampleInterval,
-        boolean strictAccess) {
+        boolean strictAccess,
+        String name) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

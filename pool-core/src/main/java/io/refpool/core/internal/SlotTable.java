@@ -150,7 +150,7 @@ final class SlotTable<K, V> {
                 }
             }
             if (core.isClosed()) {
-                throw new PoolClosedException("acquire(" + Keys.describe(key) + ") on a closed pool");
+                throw new PoolClosedException(core.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
             value = factory.apply(key);
             if (value == null) {

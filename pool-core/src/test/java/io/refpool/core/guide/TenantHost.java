@@ -28,6 +28,7 @@ public final class TenantHost implements AutoCloseable {
                     onOpen.accept(lua);
                     return lua;
                 })
+                .name("lua") // in messages, JFR events and drainer thread names
                 .disposer(LuaTenant::close) // runs attached, exactly once per interpreter
                 .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
                 .strictAccess(true) // get() outside its interpreter's section throws

@@ -1,0 +1,64 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.refpool.core.TestResources.Resource;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One failure shape for the async calls (every failure through the stage, only a null argument
+ * throws), and a token cancelled before the call fails attach, attachAsync and acquireAsync alike,
+ * whether or not the gate or the object is free.
+ */
+class AsyncContractsTest {
+    private final TestResources resources = new TestResources();
+
+    private static Throwable failureOf(CompletionStage<?> stage) {
+        CompletableFuture<?> future = stage.toCompletableFuture();
+        CompletionException failed = assertThrows(CompletionException.class, future::join);
+        return failed.getCause();
+    }
+
+    @Test
+    void anAlreadyCancelledTokenFailsEveryFormEvenWithEverythingFree() {
+        RefPool<String, Resource> pool = resources.pool(AttachMode.SHARED);
+        pool.attached(() -> {
+            pool.acquire("k").close(); // "k" exists: an acquire would not need to wait
+            return null;
+        });
+        CancellationSource source = new CancellationSource();
+        source.cancel();
+        CancellationToken cancelled = source.token();
+
+        assertThrows(CancellationException.class, () -> pool.attach(cancelled), "attach, the gate free");
+        assertFalse(pool.isAttached());
+        assertInstanceOf(CancellationException.class, failureOf(pool.acquireAsync("k", cancelled)), "acquireAsync");
+        assertInstanceOf(CancellationException.class, failureOf(pool.attachAsync(cancelled, a -> "ran")));
+        assertInstanceOf(CancellationException.class, failureOf(pool.callAsync("k", cancelled, r -> "ran")));
+        try (Attachment attached = pool.attach()) {
+            assertThrows(CancellationException.class, () -> pool.attach(cancelled), "nested, too");
+        }
+        assertEquals(0, pool.stats().live(), "no reference was taken by the refused calls");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void asyncCallsOnAClosedPoolFailTheirStageAndNeverThrow() {
+        RefPool<String, Resource> pool = resources.pool(AttachMode.SHARED);
+        pool.close();
+        assertInstanceOf(PoolClosedException.class, failureOf(pool.acquireAsync("k", CancellationToken.none())));
+        assertInstanceOf(PoolClosedException.class, failureOf(pool.attachAsync(CancellationToken.none(), a -> 1)));
+        assertInstanceOf(PoolClosedException.class, failureOf(pool.callAsync("k", CancellationToken.none(), r -> 1)));
+        assertThrows(NullPointerException.class, () -> pool.acquireAsync(null, CancellationToken.none()));
+    }
+}
