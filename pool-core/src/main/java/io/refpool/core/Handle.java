@@ -2,6 +2,7 @@ package io.refpool.core;
 
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -72,6 +73,25 @@ public interface Handle<V> extends AutoCloseable {
      * @throws NullPointerException if {@code token} is null
      */
     Guard exclusive(CancellationToken token);
+
+    /**
+     * As {@link #exclusive()}, waiting at most {@code timeout} for the section.
+     *
+     * <pre>{@code
+     * try (Guard section = handle.exclusive(Duration.ofMillis(100))) {
+     *     handle.get().ping();
+     * }
+     * }</pre>
+     *
+     * @param timeout how long to wait, positive
+     * @return the guard; its {@code close()} releases the section, once
+     * @throws io.refpool.sync.WaitTimeoutException if the section was not free in time (it names the
+     *     key and the pool)
+     * @throws IllegalStateException if this handle is closed, or the calling thread holds the
+     *     section already
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    Guard exclusive(Duration timeout);
 
     /**
      * Takes the object's exclusive section without parking a thread: the stage completes with the

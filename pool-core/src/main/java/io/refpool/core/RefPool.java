@@ -119,6 +119,27 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * Attaches the calling thread, waiting at most {@code timeout} for the gate.
+     *
+     * <pre>{@code
+     * try (Attachment attached = pool.attach(Duration.ofMillis(200))) {
+     *     pool.acquire("tenant-7").close();
+     * }
+     * }</pre>
+     *
+     * @param timeout how long to wait, positive
+     * @return the scope, to close on this thread
+     * @throws io.refpool.sync.WaitTimeoutException if the gate was not free in time (a {@link
+     *     java.util.concurrent.CancellationException} naming the pool and the timeout, with this
+     *     caller's stack)
+     * @throws PoolClosedException if the pool is closed (or closes while waiting)
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    public Attachment attach(Duration timeout) {
+        return core.attachWithin(timeout, false);
+    }
+
+    /**
      * Opens a stop-the-world section: waits until no other thread is attached and keeps them out
      * until closed. The calling thread counts as attached inside. In {@link AttachMode#EXCLUSIVE}
      * mode this is {@link #attach()}.
@@ -130,6 +151,35 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public Attachment exclusive() {
         return core.exclusive(CancellationToken.none());
+    }
+
+    /**
+     * As {@link #exclusive()}, unless {@code token} is cancelled (before the call, or while it
+     * waits).
+     *
+     * @param token cancels the wait
+     * @return the scope, to close on this thread
+     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
+     *     interrupted while waiting
+     * @throws IllegalStateException if the thread is already attached shared
+     * @throws PoolClosedException if the pool is closed
+     */
+    public Attachment exclusive(CancellationToken token) {
+        return core.exclusive(token);
+    }
+
+    /**
+     * As {@link #exclusive()}, waiting at most {@code timeout}.
+     *
+     * @param timeout how long to wait, positive
+     * @return the scope, to close on this thread
+     * @throws io.refpool.sync.WaitTimeoutException if the other threads did not leave in time
+     * @throws IllegalStateException if the thread is already attached shared
+     * @throws PoolClosedException if the pool is closed
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    public Attachment exclusive(Duration timeout) {
+        return core.attachWithin(timeout, true);
     }
 
     /**
@@ -288,6 +338,30 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
         return core.acquireAsync(key, token);
+    }
+
+    /**
+     * As {@link #acquireAsync(Object, CancellationToken)}, the wait limited to {@code timeout}.
+     *
+     * <pre>{@code
+     * pool.acquireAsync("tenant-7", Duration.ofSeconds(2))
+     *         .thenAccept(handle -> executor.execute(() -> {
+     *             try (handle) {
+     *                 pool.attached(() -> handle.get().query("select 1"));
+     *             }
+     *         }));
+     * }</pre>
+     *
+     * @param key the key
+     * @param timeout how long to wait for capacity, positive
+     * @return a stage completed with the handle, or failed: with an {@link
+     *     io.refpool.sync.WaitTimeoutException} (naming the key and the pool, with this call's stack)
+     *     if the time ran out, otherwise as the token form's
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    public CompletionStage<Handle<V>> acquireAsync(K key, Duration timeout) {
+        return core.acquireAsync(key, timeout);
     }
 
     /**

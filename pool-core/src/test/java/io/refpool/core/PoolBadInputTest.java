@@ -45,8 +45,11 @@ class PoolBadInputTest {
             assertRejected(NullPointerException.class, () -> pool.acquire(null), "key");
         }
         assertRejected(NullPointerException.class, () -> pool.acquireAsync(null, CancellationToken.none()), "key");
-        assertRejected(NullPointerException.class, () -> pool.acquireAsync("k", null), "token");
-        assertRejected(NullPointerException.class, () -> pool.attach(null), "token");
+        assertRejected(NullPointerException.class, () -> pool.acquireAsync("k", (CancellationToken) null), "token");
+        assertRejected(NullPointerException.class, () -> pool.attach((CancellationToken) null), "token");
+        assertRejected(NullPointerException.class, () -> pool.attach((Duration) null), "timeout");
+        assertRejected(IllegalArgumentException.class, () -> pool.attach(Duration.ZERO), "timeout", "PT0S");
+        assertRejected(NullPointerException.class, () -> pool.acquireAsync("k", (Duration) null), "timeout");
         assertRejected(NullPointerException.class, () -> pool.attachAsync(null, a -> null), "token");
         assertRejected(NullPointerException.class, () -> pool.attachAsync(CancellationToken.none(), null), "fn");
         try (Attachment attached = pool.attach()) {

@@ -6,6 +6,7 @@ import io.refpool.core.PoolClosedException;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -101,6 +102,14 @@ final class Attacher<K, V> {
      * @param internal a drainer or the pool's close: allowed after close, not cancelled by it
      */
     Attachment attach(CancellationToken token, boolean exclusive, boolean internal) {
+        return attach(token, null, exclusive, internal);
+    }
+
+    /**
+     * Attaches the calling thread, waiting for the gate at most {@code timeout} ({@code null}: no
+     * limit but the token's).
+     */
+    Attachment attach(CancellationToken token, Duration timeout, boolean exclusive, boolean internal) {
         AttachState s = states.get();
         int depth = s.depth;
         if (depth > 0) {
@@ -113,7 +122,7 @@ final class Attacher<K, V> {
         if (!internal) {
             core.checkOpen("attach()");
         }
-        Guard guard = enterGate(token, exclusive, internal);
+        Guard guard = timeout == null ? enterGate(token, exclusive, internal) : enterGateWithin(timeout, exclusive);
         if (!internal && core.isClosed()) {
             leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
             throw new PoolClosedException("the pool closed while this thread waited to attach");
@@ -180,6 +189,28 @@ final class Attacher<K, V> {
     /** {@return the guard of a wait for the gate, or {@code null} if it was entered at once} */
     private Guard enterGate(CancellationToken token, boolean exclusive, boolean internal) {
         return gate.tryEnter(exclusive) ? null : waitAtGate(token, exclusive, internal);
+    }
+
+    /** {@link #enterGate} for a caller, waiting at most {@code timeout}; the timer is armed only if it waits. */
+    private Guard enterGateWithin(Duration timeout, boolean exclusive) {
+        if (gate.tryEnter(exclusive)) {
+            return null;
+        }
+        CancellationSource timer = Timeouts.timer(timeout);
+        try {
+            return waitAtGate(timer.token(), exclusive, false);
+        } catch (CancellationException e) {
+            throw Timeouts.ended(
+                    e,
+                    timer,
+                    (exclusive && mode != AttachMode.EXCLUSIVE
+                                    ? "exclusive use of pool '"
+                                    : "the attach gate of pool '")
+                            + core.name() + "'",
+                    timeout);
+        } finally {
+            timer.close();
+        }
     }
 
     /** The gate was not free: waits in line, recorded as an attach-wait event. */

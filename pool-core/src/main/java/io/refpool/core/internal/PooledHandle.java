@@ -5,6 +5,7 @@ import io.refpool.core.PoolError;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.lang.ref.Reference;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -77,6 +78,13 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
         Objects.requireNonNull(token, "token");
         checkOpen("exclusive()");
         return Section.enter(core, entry, token);
+    }
+
+    @Override
+    public Guard exclusive(Duration timeout) {
+        Timeouts.positive(timeout);
+        checkOpen("exclusive()");
+        return Section.enterWithin(core, entry, timeout);
     }
 
     @Override

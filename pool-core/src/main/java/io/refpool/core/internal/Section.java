@@ -2,10 +2,12 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.sync.AsyncMutex;
+import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -159,6 +161,40 @@ final class Section {
             throw reentry(entry, me);
         }
         return lockFor(me, entry, CancellationToken.none());
+    }
+
+    /**
+     * {@code Handle.exclusive(Duration)}: as {@link #enter(PoolCore, Entry, CancellationToken)}, the
+     * wait limited to {@code timeout}; the timer is armed only if the section is taken.
+     */
+    static <K, V> Guard enterWithin(PoolCore<K, V> core, Entry<K, V> entry, Duration timeout) {
+        Section section = entry.section();
+        Thread me = Thread.currentThread();
+        if (section.holder() == me) {
+            throw reentry(entry, me);
+        }
+        retain(entry);
+        try {
+            if (section.lock.tryLock()) {
+                section.holder(me);
+                return new Held<>(core, entry, section, null);
+            }
+            CancellationSource timer = Timeouts.timer(timeout);
+            try {
+                return new Held<>(core, entry, section, section.lockFor(me, entry, timer.token()));
+            } catch (CancellationException e) {
+                throw Timeouts.ended(
+                        e,
+                        timer,
+                        "the section of key " + Keys.describe(entry.key) + " in pool '" + core.name() + "'",
+                        timeout);
+            } finally {
+                timer.close();
+            }
+        } catch (Throwable t) {
+            core.release(entry, null);
+            throw t;
+        }
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */

@@ -64,6 +64,12 @@ public class GuideSamplesTest {
     }
 
     @Test
+    void aTimedRunTakesAFreeInterpreterAtOnce() {
+        assertEquals("42", host.runWithin("tenant-7", "return 6 * 7", Duration.ofMillis(200)));
+        assertEquals(1, opened.size());
+    }
+
+    @Test
     void twoPluginsOnTwoThreadsLoseNoUpdate() throws Exception {
         assertEquals("2000", HostExample.countOnTwoThreads(host));
         assertEquals(1, opened.size(), "one interpreter for the tenant");

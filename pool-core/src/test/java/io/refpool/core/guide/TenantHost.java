@@ -2,6 +2,7 @@
 package io.refpool.core.guide;
 
 import io.refpool.core.AttachMode;
+import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolError;
@@ -46,6 +47,19 @@ public final class TenantHost implements AutoCloseable {
         return interpreters.call(tenant, lua -> lua.eval(script));
     }
     // end::host-run[]
+
+    // tag::host-timed[]
+    /** As {@link #run}, waiting at most {@code wait} for the engine and for the interpreter. */
+    public String runWithin(String tenant, String script, Duration wait) {
+        try (Attachment attached = interpreters.attach(wait)) { // WaitTimeoutException names the pool
+            Handle<LuaTenant> handle = interpreters.acquire(tenant);
+            try (handle;
+                    Guard section = handle.exclusive(wait)) { // ...or the tenant's interpreter
+                return handle.get().eval(script);
+            }
+        }
+    }
+    // end::host-timed[]
 
     // tag::host-async[]
     /** As {@link #run}, without blocking a thread: waits in line for capacity and the interpreter. */

@@ -1,0 +1,73 @@
+package io.refpool.sync;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+
+/**
+ * A wait that ended because its time ran out. It is a {@link CancellationException}, so code that
+ * handles cancellation handles it too; its message names what was waited for and for how long.
+ *
+ * <pre>{@code
+ * try (Attachment attached = pool.attach(Duration.ofMillis(200))) {
+ *     // ...
+ * } catch (WaitTimeoutException e) {
+ *     log.warn(e.getMessage()); // "timed out after 200 ms waiting for the attach gate of pool 'lua'"
+ * }
+ * }</pre>
+ *
+ * <p>Whoever throws it creates it on the thread that waited (or, for an asynchronous wait, gives it
+ * the stack of the call that started the wait), so its stack trace shows the caller, not the timer
+ * thread that fired.
+ */
+public class WaitTimeoutException extends CancellationException {
+    private static final long serialVersionUID = 1L;
+
+    /** What was waited for. */
+    private final String resource;
+    /** How long. */
+    private final transient Duration timeout;
+
+    /**
+     * Creates the exception.
+     *
+     * @param resource what was waited for, in words ("the attach gate of pool 'lua'")
+     * @param timeout how long the wait was allowed to take
+     * @throws NullPointerException if an argument is null
+     */
+    public WaitTimeoutException(String resource, Duration timeout) {
+        super("timed out after " + describe(Objects.requireNonNull(timeout, "timeout")) + " waiting for "
+                + Objects.requireNonNull(resource, "resource"));
+        this.resource = resource;
+        this.timeout = timeout;
+    }
+
+    /** {@return what was waited for} */
+    public String resource() {
+        return resource;
+    }
+
+    /** {@return how long the wait was allowed to take} */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** {@return {@code timeout} in the unit a reader expects: "150 us", "200 ms", "2.5 s"} */
+    static String describe(Duration timeout) {
+        long nanos = timeout.toNanos();
+        if (nanos < 1_000) {
+            return nanos + " ns";
+        }
+        if (nanos < 1_000_000) {
+            return trim(nanos / 1e3) + " us";
+        }
+        if (nanos < 1_000_000_000) {
+            return trim(nanos / 1e6) + " ms";
+        }
+        return trim(nanos / 1e9) + " s";
+    }
+
+    private static String trim(double value) {
+        return value == Math.rint(value) ? String.valueOf((long) value) : String.valueOf(value);
+    }
+}
