@@ -3,6 +3,7 @@ package io.refpool.core;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +13,7 @@ import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
@@ -93,10 +95,14 @@ class TimeoutsTest {
         RefPool<String, Resource> pool = pool(AttachMode.SHARED, 1);
         Handle<Resource> only = pool.attached(() -> pool.acquire("a")); // the one permit is in use
 
-        // a CancellationException: CompletableFuture.join rethrows it as it is, and the stage counts as cancelled
-        WaitTimeoutException timedOut = assertThrows(
-                WaitTimeoutException.class,
+        // a CancellationException, so the stage counts as cancelled; join rethrows it as it is (JDK 17)
+        // or as the cause of one of its own (later JDKs)
+        CancellationException joined = assertThrows(
+                CancellationException.class,
                 () -> pool.acquireAsync("b", SHORT).toCompletableFuture().join());
+        WaitTimeoutException timedOut = joined instanceof WaitTimeoutException
+                ? (WaitTimeoutException) joined
+                : assertInstanceOf(WaitTimeoutException.class, joined.getCause());
         assertEquals(
                 "timed out after 50 ms waiting for an object for key 'b' in pool 'timeouts'", timedOut.getMessage());
         assertTrue(hasFrame(timedOut, "acquireAsyncWithinATimeoutFailsItsStageWithTheCallersStackAndLosesNoPermit"));
