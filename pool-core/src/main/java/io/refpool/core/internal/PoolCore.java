@@ -10,12 +10,9 @@ import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
-import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -265,41 +262,9 @@ public final class PoolCore<K, V> {
         return acquirer.acquireAsync(key, token);
     }
 
-    /**
-     * {@code acquireAsync(key, timeout)}: as with a token, the timer armed only if the acquire has to
-     * wait. A timeout fails the stage with a {@code WaitTimeoutException} that carries the stack of
-     * this call (taken when the wait starts, so only waits pay for it).
-     */
+    /** {@code acquireAsync(key, timeout)}: see {@link Acquirer#acquireAsyncWithin}. */
     public CompletionStage<Handle<V>> acquireAsync(K key, Duration timeout) {
-        Objects.requireNonNull(key, "key");
-        Timeouts.positive(timeout);
-        CancellationSource timer = new CancellationSource();
-        CompletionStage<Handle<V>> acquired = acquirer.acquireAsync(key, timer.token());
-        if (acquired.toCompletableFuture().isDone()) {
-            timer.close();
-            return acquired;
-        }
-        timer.cancelAfter(timeout);
-        WaitTimeoutException timedOut = new WaitTimeoutException(
-                "an object for key " + Keys.describe(key) + " in pool '" + name + "'", timeout); // the caller's stack
-        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
-        acquired.whenComplete((handle, failure) -> {
-            timer.close();
-            if (failure == null) {
-                if (!result.complete(handle)) {
-                    handle.close(); // the caller gave up first
-                }
-                return;
-            }
-            Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-            result.completeExceptionally(cause instanceof CancellationException ? timedOut : cause);
-        });
-        result.whenComplete((handle, failure) -> {
-            if (failure != null) {
-                timer.cancel(); // the caller completed or cancelled the future: end the wait
-            }
-        });
-        return result;
+        return acquirer.acquireAsyncWithin(key, timeout);
     }
 
     CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, io.refpool.sync.Guard permit) {

@@ -96,6 +96,20 @@ final class Section {
 
     /** Takes the section of {@code entry} for the calling thread, parking while another holds it. */
     static <K, V> Guard enter(PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token) {
+        return enter(core, entry, token, null);
+    }
+
+    /**
+     * {@code Handle.exclusive(Duration)}: as {@link #enter(PoolCore, Entry, CancellationToken)}, the
+     * wait limited to {@code timeout}; the timer is armed only if the section is taken.
+     */
+    static <K, V> Guard enterWithin(PoolCore<K, V> core, Entry<K, V> entry, Duration timeout) {
+        return enter(core, entry, CancellationToken.none(), timeout);
+    }
+
+    /** Takes the section with a reference of its own, given back if the wait fails. */
+    private static <K, V> Guard enter(
+            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, Duration timeout) {
         Section section = entry.section();
         Thread me = Thread.currentThread();
         if (section.holder() == me) {
@@ -103,11 +117,30 @@ final class Section {
         }
         retain(entry);
         try {
-            Guard lockGuard = section.lockFor(me, entry, token);
+            Guard lockGuard = timeout == null
+                    ? section.lockFor(me, entry, token)
+                    : section.lockWithin(me, entry, timeout, core.name());
             return new Held<>(core, entry, section, lockGuard);
         } catch (Throwable t) {
             core.release(entry, null);
             throw t;
+        }
+    }
+
+    /** {@link #lockFor} waiting at most {@code timeout}; a free section is taken with no timer armed. */
+    private Guard lockWithin(Thread me, Entry<?, ?> entry, Duration timeout, String pool) {
+        if (lock.tryLock()) {
+            holder(me);
+            return null;
+        }
+        CancellationSource timer = Timeouts.timer(timeout);
+        try {
+            return lockFor(me, entry, timer.token());
+        } catch (CancellationException e) {
+            throw Timeouts.ended(
+                    e, timer, "the section of key " + Keys.describe(entry.key) + " in pool '" + pool + "'", timeout);
+        } finally {
+            timer.close();
         }
     }
 
@@ -161,40 +194,6 @@ final class Section {
             throw reentry(entry, me);
         }
         return lockFor(me, entry, CancellationToken.none());
-    }
-
-    /**
-     * {@code Handle.exclusive(Duration)}: as {@link #enter(PoolCore, Entry, CancellationToken)}, the
-     * wait limited to {@code timeout}; the timer is armed only if the section is taken.
-     */
-    static <K, V> Guard enterWithin(PoolCore<K, V> core, Entry<K, V> entry, Duration timeout) {
-        Section section = entry.section();
-        Thread me = Thread.currentThread();
-        if (section.holder() == me) {
-            throw reentry(entry, me);
-        }
-        retain(entry);
-        try {
-            if (section.lock.tryLock()) {
-                section.holder(me);
-                return new Held<>(core, entry, section, null);
-            }
-            CancellationSource timer = Timeouts.timer(timeout);
-            try {
-                return new Held<>(core, entry, section, section.lockFor(me, entry, timer.token()));
-            } catch (CancellationException e) {
-                throw Timeouts.ended(
-                        e,
-                        timer,
-                        "the section of key " + Keys.describe(entry.key) + " in pool '" + core.name() + "'",
-                        timeout);
-            } finally {
-                timer.close();
-            }
-        } catch (Throwable t) {
-            core.release(entry, null);
-            throw t;
-        }
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */
