@@ -16,6 +16,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -335,6 +336,7 @@ class PoolModelPropertyTest {
                 waiter.served = created;
                 waiter.createdForIt = true;
                 served.add(waiter);
+                serveLine(created);
             }
             holdingGate = false;
             runGrantedWaiters();
@@ -402,6 +404,7 @@ class PoolModelPropertyTest {
                 assertEquals(key, session.key);
                 assertSame(engine.created.get(engine.created.size() - 1), session, "a new object");
                 objects.put(key, created);
+                serveLine(created); // the key's waiters in line share the new object
                 return created;
             }
             if (object.session == null) {
@@ -470,6 +473,9 @@ class PoolModelPropertyTest {
             if (--object.refs > 0) {
                 return false;
             }
+            if (!closed && serveLine(object)) {
+                return false; // a waiter for its own key took it
+            }
             if (idleCache && !closed && inLine.isEmpty()) {
                 object.idle = true;
                 return false;
@@ -525,8 +531,32 @@ class PoolModelPropertyTest {
                     waiter.served = created;
                     waiter.createdForIt = true;
                     served.add(waiter);
+                    serveLine(created);
                 }
             }
+        }
+
+        /**
+         * Waiters in line for {@code object}'s key share it (the first revives it if it is at 0),
+         * leaving the line without a permit. {@return whether any did}
+         */
+        private boolean serveLine(ModelObject object) {
+            boolean any = false;
+            for (Iterator<Waiter> it = inLine.iterator(); it.hasNext(); ) {
+                Waiter waiter = it.next();
+                if (waiter.key.equals(object.key)) {
+                    it.remove();
+                    if (object.refs == 0) {
+                        object.idle = false;
+                        idleHits++; // revived for the line, not disposed and created again
+                    }
+                    object.refs++;
+                    waiter.served = object;
+                    served.add(waiter);
+                    any = true;
+                }
+            }
+            return any;
         }
 
         // ------------------------------------------------------------ checks

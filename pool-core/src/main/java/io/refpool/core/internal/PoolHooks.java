@@ -14,7 +14,12 @@ public interface PoolHooks {
         BEFORE_IDLE_PUT,
         /** A release idled the object in the cache and has not yet looked for capacity waiters. */
         AFTER_IDLE_PUT,
-        /** An acquireAsync joined the line for capacity and has not yet reclaimed idle objects. */
+        /** An acquireAsync needs a permit and has not yet joined the line for capacity. */
+        CAPACITY_JOINING,
+        /**
+         * An acquireAsync joined the line for capacity and has not yet looked at its key again nor
+         * reclaimed idle objects.
+         */
         CAPACITY_QUEUED,
         /** attachAsync found the pool open and has not yet tried the gate. */
         ATTACH_ASYNC_CHECKED

@@ -194,6 +194,7 @@ final class SlotTable<K, V> {
             throw unchecked(keyFailed);
         }
         creation.complete(entry);
+        core.capacity.published(entry); // the key's waiters in line for capacity share it
         return core.newHandle(entry, s);
     }
 
