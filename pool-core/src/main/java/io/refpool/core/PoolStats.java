@@ -10,8 +10,9 @@ import java.util.Objects;
  *
  * <pre>{@code
  * PoolStats stats = pool.stats();
- * System.out.printf("%d live, %d idle, %d pending, %d leaks%n",
- *         stats.live(), stats.idle(), stats.pendingDecrements(), stats.leaks());
+ * System.out.printf("%d live, %d idle, %d pending, %d leaks, %d invalidated%n",
+ *         stats.live(), stats.idle(), stats.pendingDecrements(), stats.leaks(),
+ *         stats.disposals(DisposalCause.INVALIDATED));
  * }</pre>
  *
  * <p>Counters are read one after another while the pool runs, so a snapshot is not atomic; each
@@ -29,6 +30,7 @@ import java.util.Objects;
  * @param idleHits acquires served by an idle object instead of the factory
  * @param capacityWaiters acquires waiting for capacity right now
  * @param leaks handles found unreachable while open
+ * @param disposalsByCause objects disposed, by cause (every cause present; the sum is {@code disposals})
  */
 public record PoolStats(
         long live,
@@ -40,7 +42,8 @@ public record PoolStats(
         Map<EvictionCause, Long> evictionsByCause,
         long idleHits,
         long capacityWaiters,
-        long leaks) {
+        long leaks,
+        Map<DisposalCause, Long> disposalsByCause) {
 
     /**
      * Creates a snapshot; pools create these, users read them. Every cause gets a count, zero if
@@ -56,7 +59,8 @@ public record PoolStats(
      * @param idleHits acquires served by an idle object
      * @param capacityWaiters acquires waiting for capacity right now
      * @param leaks handles found unreachable while open
-     * @throws NullPointerException if {@code evictionsByCause} is null
+     * @param disposalsByCause objects disposed, by cause
+     * @throws NullPointerException if {@code evictionsByCause} or {@code disposalsByCause} is null
      */
     public PoolStats {
         EnumMap<EvictionCause, Long> copy = new EnumMap<>(EvictionCause.class);
@@ -66,6 +70,22 @@ public record PoolStats(
                     Objects.requireNonNull(evictionsByCause, "evictionsByCause").getOrDefault(cause, 0L));
         }
         evictionsByCause = Collections.unmodifiableMap(copy);
+        EnumMap<DisposalCause, Long> disposed = new EnumMap<>(DisposalCause.class);
+        for (DisposalCause cause : DisposalCause.values()) {
+            disposed.put(
+                    cause,
+                    Objects.requireNonNull(disposalsByCause, "disposalsByCause").getOrDefault(cause, 0L));
+        }
+        disposalsByCause = Collections.unmodifiableMap(disposed);
+    }
+
+    /**
+     * {@return objects disposed for {@code cause}}
+     *
+     * @param cause the cause
+     */
+    public long disposals(DisposalCause cause) {
+        return disposalsByCause.get(Objects.requireNonNull(cause, "cause"));
     }
 
     /**

@@ -80,13 +80,14 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Starts building a pool.
      *
-     * @param factory creates the object of a key; runs attached, outside every internal lock
+     * @param factory creates the object of a key, and may throw checked exceptions (acquirers then
+     *     get an {@link ObjectCreationException}); runs attached, outside every internal lock
      * @param <K> key type (with {@code equals}/{@code hashCode})
      * @param <V> object type
      * @return a builder
      * @throws NullPointerException if {@code factory} is null
      */
-    public static <K, V> Builder<K, V> builder(Function<? super K, ? extends V> factory) {
+    public static <K, V> Builder<K, V> builder(ObjectFactory<? super K, ? extends V> factory) {
         return new Builder<>(Objects.requireNonNull(factory, "factory"));
     }
 
@@ -477,8 +478,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param <V> object type
      */
     public static final class Builder<K, V> {
-        private final Function<? super K, ? extends V> factory;
-        private Consumer<? super V> disposer = value -> {};
+        private final ObjectFactory<? super K, ? extends V> factory;
+        private Disposer<? super K, ? super V> disposer = (key, value, cause) -> {};
         private AttachMode attachMode = AttachMode.EXCLUSIVE;
         private Executor executor;
         private long drainDelayNanos = 100_000_000L;
@@ -491,7 +492,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         private String name;
         private boolean strictAccess;
 
-        private Builder(Function<? super K, ? extends V> factory) {
+        private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
         }
 
@@ -502,6 +503,24 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return this builder
          */
         public Builder<K, V> disposer(Consumer<? super V> disposer) {
+            Objects.requireNonNull(disposer, "disposer");
+            this.disposer = (key, value, cause) -> disposer.accept(value);
+            return this;
+        }
+
+        /**
+         * Sets what disposes an object, told its key and the {@link DisposalCause}; it runs attached,
+         * exactly once per object, and may throw checked exceptions (reported to the error
+         * listener). Default: nothing.
+         *
+         * <pre>{@code
+         * RefPool.builder(engine::open).disposer((tenant, session, cause) -> session.close());
+         * }</pre>
+         *
+         * @param disposer the disposer
+         * @return this builder
+         */
+        public Builder<K, V> disposer(Disposer<? super K, ? super V> disposer) {
             this.disposer = Objects.requireNonNull(disposer, "disposer");
             return this;
         }

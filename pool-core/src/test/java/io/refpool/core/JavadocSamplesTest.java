@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.refpool.sync.CancellationToken;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -39,6 +40,8 @@ class JavadocSamplesTest {
 
     private static final String PREAMBLE = String.join(
             "\n",
+            "import io.micrometer.core.instrument.MeterRegistry;",
+            "import io.micrometer.core.instrument.Tags;",
             "import io.refpool.core.*;",
             "import io.refpool.sync.*;",
             "import java.nio.file.Path;",
@@ -69,6 +72,7 @@ class JavadocSamplesTest {
             "    String key;",
             "    Handle<Session> handle;",
             "    Compiler compiler;",
+            "    MeterRegistry registry;",
             "");
 
     /** A sample and where it is. */
@@ -129,7 +133,7 @@ class JavadocSamplesTest {
             throws IOException, URISyntaxException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
-        String classPath = Stream.of(RefPool.class, CancellationToken.class, Caffeine.class)
+        String classPath = Stream.of(RefPool.class, CancellationToken.class, Caffeine.class, MeterRegistry.class)
                 .map(JavadocSamplesTest::location)
                 .collect(Collectors.joining(java.io.File.pathSeparator));
         Path out = Files.createTempDirectory("javadoc-samples");

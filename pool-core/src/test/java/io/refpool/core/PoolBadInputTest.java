@@ -13,7 +13,7 @@ import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
-import java.util.function.Function;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -70,7 +70,9 @@ class PoolBadInputTest {
         assertRejected(IllegalArgumentException.class, () -> builder.drainThreshold(0), "drainThreshold");
         assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ZERO), "drainDelay");
         assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ofMillis(-1)), "drainDelay");
-        assertRejected(NullPointerException.class, () -> builder.disposer(null), "disposer");
+        assertRejected(NullPointerException.class, () -> builder.disposer((Consumer<Session>) null), "disposer");
+        assertRejected(
+                NullPointerException.class, () -> builder.disposer((Disposer<String, Session>) null), "disposer");
         assertRejected(NullPointerException.class, () -> builder.attachMode(null), "attachMode");
         assertRejected(NullPointerException.class, () -> builder.executor(null), "executor");
         assertRejected(NullPointerException.class, () -> builder.errorListener(null), "errorListener");
@@ -113,7 +115,7 @@ class PoolBadInputTest {
     @Test
     void aFactoryReturningNullFailsClearlyAndLeavesNoTrace() {
         Engine engine = new Engine();
-        Function<String, Session> returnsNull = key -> key.equals("broken") ? null : engine.apply(key);
+        ObjectFactory<String, Session> returnsNull = key -> key.equals("broken") ? null : engine.apply(key);
         RefPool<String, Session> pool = RefPool.builder(returnsNull)
                 .disposer(engine)
                 .errorListener(engine.errors::add)

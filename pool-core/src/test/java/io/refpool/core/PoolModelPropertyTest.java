@@ -596,6 +596,10 @@ class PoolModelPropertyTest {
                             stats.disposals(),
                             stats.idleHits()),
                     "live, idle, pending, drains, creations, disposals, idle hits: " + stats);
+            assertEquals(
+                    List.of(stats.live(), stats.idle()),
+                    List.of(pool.core().liveNow(), pool.core().idleNow()),
+                    "the meters' event counters agree with the scan of stats()");
             assertEquals(inLine.size(), stats.capacityWaiters());
             assertEquals(capacityEvictions, stats.evictions(EvictionCause.CAPACITY));
             assertEquals(capacityEvictions, stats.evictions());

@@ -55,7 +55,7 @@ final class TestKeyedPoolFixtures {
      * A fake engine: the pool's factory and disposer. The disposer audits each disposal: it must run
      * attached, once per session, and never while the test holds a handle open on the session.
      */
-    static final class Engine implements Function<String, Session>, Consumer<Session> {
+    static final class Engine implements ObjectFactory<String, Session>, Function<String, Session>, Consumer<Session> {
         final AtomicInteger factoryCalls = new AtomicInteger();
         final List<Session> created = new CopyOnWriteArrayList<>();
         final List<Session> disposed = new CopyOnWriteArrayList<>();
@@ -68,6 +68,11 @@ final class TestKeyedPoolFixtures {
 
         private final AtomicInteger serials = new AtomicInteger();
         private volatile RefPool<String, Session> pool;
+
+        @Override
+        public Session create(String key) {
+            return apply(key);
+        }
 
         @Override
         public Session apply(String key) {

@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
@@ -155,7 +156,7 @@ final class Capacity<K, V> {
     }
 
     private boolean reclaim(Entry<K, V> entry) {
-        if (!entry.tryDispose()) { // revived, or disposed already
+        if (!entry.tryDispose(DisposalCause.CAPACITY)) { // revived, or disposed already
             return false;
         }
         core.idle.remove(entry);
@@ -166,18 +167,19 @@ final class Capacity<K, V> {
 
     /** The last reference went: idle the object, or dispose it for the line. */
     void reachedZero(Entry<K, V> entry, AttachState s) {
+        core.counters.reachedZero();
         IdleTier<K, V> idle = core.idle;
         if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
-            core.disposeIdle(entry, s);
-        } else if (waiters() > 0 && !core.isClosed() && servedAtZero(entry)) {
-            // a waiter for its own key took it: revived, not disposed and created again
-        } else if (idle == null
-                || core.isClosed()
-                || waiters() > 0) { // no cache, closing, or the line needs its permit
-            core.disposals.claim(entry, s);
-        } else if (!idle.idle(entry)) {
-            core.disposals.claim(entry, s);
-        } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s)) {
+            core.disposeIdle(entry, s, DisposalCause.INVALIDATED);
+        } else if (core.isClosed()) {
+            core.disposals.claim(entry, s, DisposalCause.CLOSED);
+        } else if (waiters() > 0) {
+            if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
+                core.disposals.claim(entry, s, DisposalCause.CAPACITY);
+            }
+        } else if (idle == null || !idle.idle(entry)) { // no cache, or the cache refused it
+            core.disposals.claim(entry, s, DisposalCause.RELEASED);
+        } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s, DisposalCause.CAPACITY)) {
             // a waiter came meanwhile and may have looked for idle objects before the put: either it
             // sees this object in the cache, or this thread sees it in line
             idle.remove(entry);
@@ -221,6 +223,9 @@ final class Capacity<K, V> {
                 mine = false; // the waiter's reference now: its last release settles the next 0
             } else {
                 mine = entry.release() == 0; // the wait ended first; at 0 again it is this thread's again
+                if (mine) {
+                    core.counters.reachedZero();
+                }
             }
         }
         return !mine;

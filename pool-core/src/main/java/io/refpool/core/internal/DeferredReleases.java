@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
 import java.util.ArrayList;
@@ -247,14 +248,27 @@ final class DeferredReleases<K, V> {
         }
         int idleSince = eviction.cause() == EvictionCause.EXPIRED ? cachedSpell : eviction.spell();
         if (entry.idleSpell() == idleSince) {
-            if (core.disposals.claim(entry, s)) {
+            if (core.disposals.claim(entry, s, disposalCause(eviction.cause()))) {
                 core.counters.evicted(eviction.cause());
                 if (entry.isCached()) { // a releaser's put raced the claim: no disposed object stays cached
                     core.idle.remove(entry); // (a put this read misses sees the claim itself: IdleTier.put)
                 }
             }
         } else if (!core.idle.putAgain(entry)) {
-            core.disposals.claim(entry, s);
+            core.disposals.claim(entry, s, disposalCause(eviction.cause()));
+        }
+    }
+
+    private static DisposalCause disposalCause(EvictionCause cause) {
+        switch (cause) {
+            case EXPIRED:
+                return DisposalCause.EXPIRED;
+            case COLLECTED:
+                return DisposalCause.COLLECTED;
+            case CAPACITY:
+                return DisposalCause.CAPACITY;
+            default:
+                return DisposalCause.SIZE;
         }
     }
 }

@@ -1,7 +1,8 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
+import io.refpool.core.Disposer;
 import io.refpool.core.PoolError;
-import java.util.function.Consumer;
 
 /**
  * Disposal: the claim of an object at count 0, each thread's work list, and the disposer call.
@@ -24,9 +25,9 @@ import java.util.function.Consumer;
  */
 final class Disposals<K, V> {
     private final PoolCore<K, V> core;
-    private final Consumer<? super V> disposer;
+    private final Disposer<? super K, ? super V> disposer;
 
-    Disposals(PoolCore<K, V> core, Consumer<? super V> disposer) {
+    Disposals(PoolCore<K, V> core, Disposer<? super K, ? super V> disposer) {
         this.core = core;
         this.disposer = disposer;
     }
@@ -54,8 +55,8 @@ final class Disposals<K, V> {
      *
      * @return whether the claim succeeded (false if it was revived or is disposed already)
      */
-    boolean claim(Entry<K, V> entry, AttachState s) {
-        if (!entry.tryDispose()) {
+    boolean claim(Entry<K, V> entry, AttachState s, DisposalCause cause) {
+        if (!entry.tryDispose(cause)) {
             return false;
         }
         disposeClaimedInLoop(entry, s);
@@ -96,7 +97,7 @@ final class Disposals<K, V> {
     void disposeClaimed(Entry<K, V> entry) {
         core.slots.forget(entry);
         try {
-            disposer.accept(entry.value);
+            disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
             core.report(
                     PoolError.Kind.DISPOSER_FAILED,
@@ -107,7 +108,7 @@ final class Disposals<K, V> {
             if (entry.permit != null) {
                 entry.permit.close();
             }
-            core.counters.disposals.increment();
+            core.counters.disposed(entry.disposalCause());
         }
     }
 }

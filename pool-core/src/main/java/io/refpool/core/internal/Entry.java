@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
 import io.refpool.sync.Guard;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -71,6 +72,9 @@ final class Entry<K, V> implements Slot, Release {
     final Guard permit;
     /** This object's place in the global order of sections; unique, never reused. */
     final long order = CREATED.getAndIncrement();
+
+    /** Why the object is disposed: written by the claim's winner, read by the same thread's disposal. */
+    private DisposalCause disposalCause;
 
     /** The object's exclusive section, created by its first use; {@code null} until then. */
     @SuppressWarnings("unused") // accessed through SECTION
@@ -205,9 +209,21 @@ final class Entry<K, V> implements Slot, Release {
         return (int) IDLE_SPELLS.getAcquire(this);
     }
 
-    /** {@return whether this call moved the count from exactly 0 to {@code DISPOSED}} */
-    boolean tryDispose() {
-        return COUNT.compareAndSet(this, 0, DISPOSED);
+    /**
+     * {@return whether this call moved the count from exactly 0 to {@code DISPOSED}}; the winner
+     * records why, for the disposer, which runs on the winner's thread
+     */
+    boolean tryDispose(DisposalCause cause) {
+        if (!COUNT.compareAndSet(this, 0, DISPOSED)) {
+            return false;
+        }
+        disposalCause = cause;
+        return true;
+    }
+
+    /** {@return why this object is disposed}; read by the thread that claimed it */
+    DisposalCause disposalCause() {
+        return disposalCause;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
+import io.refpool.core.DisposalCause;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
@@ -361,7 +362,7 @@ public final class PoolCore<K, V> {
                 return false;
             }
             if (entry.count() == 0) { // idle now; one in use goes when its count reaches 0 (Capacity.reachedZero)
-                disposeIdle(entry, s);
+                disposeIdle(entry, s, DisposalCause.INVALIDATED);
             }
             return true;
         } finally {
@@ -380,7 +381,7 @@ public final class PoolCore<K, V> {
         try {
             int[] cleared = {0};
             slots.forEachEntry(entry -> {
-                if (entry.count() == 0 && disposeIdle(entry, s)) {
+                if (entry.count() == 0 && disposeIdle(entry, s, DisposalCause.CLEARED)) {
                     cleared[0]++;
                 }
             });
@@ -396,8 +397,8 @@ public final class PoolCore<K, V> {
      *
      * @return whether this call claimed it (false: revived, or disposed already)
      */
-    boolean disposeIdle(Entry<K, V> entry, AttachState s) {
-        if (!entry.tryDispose()) {
+    boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
+        if (!entry.tryDispose(cause)) {
             return false;
         }
         if (idle != null && entry.isCached()) {
@@ -459,7 +460,7 @@ public final class PoolCore<K, V> {
             disposals.batch(
                     s,
                     () -> slots.forEachEntry(entry -> {
-                        if (entry.tryDispose()) {
+                        if (entry.tryDispose(DisposalCause.CLOSED)) {
                             s.disposals.add(entry);
                         }
                     }));
@@ -482,6 +483,53 @@ public final class PoolCore<K, V> {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    // ---------------------------------------------------------------- readings for meters, none walks the keys
+
+    /** {@return objects with a reference now}, from the counters (see {@link PoolCounters#idleNow()}) */
+    public long liveNow() {
+        return Math.max(0, counters.existing() - counters.idleNow());
+    }
+
+    /** {@return objects at count 0 and not disposed now}, from the counters */
+    public long idleNow() {
+        return counters.idleNow();
+    }
+
+    /** {@return releases enqueued and not yet applied} */
+    public long pendingNow() {
+        return releases.queue().volatileSize();
+    }
+
+    /** {@return acquirers in line for capacity now} */
+    public long capacityWaitersNow() {
+        return capacity.waiters();
+    }
+
+    /** {@return objects created so far} */
+    public long creations() {
+        return counters.creations.sum();
+    }
+
+    /** {@return objects disposed so far for {@code cause}} */
+    public long disposals(DisposalCause cause) {
+        return counters.disposals(cause);
+    }
+
+    /** {@return deferred-release batches applied so far} */
+    public long drains() {
+        return counters.drains.sum();
+    }
+
+    /** {@return acquires served by an idle object so far} */
+    public long idleHits() {
+        return counters.idleHits.sum();
+    }
+
+    /** {@return handles found unreachable while open so far} */
+    public long leaks() {
+        return counters.leaks.sum();
     }
 
     public PoolStats stats() {

@@ -2,11 +2,12 @@ package io.refpool.core.internal;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.refpool.core.AttachMode;
+import io.refpool.core.Disposer;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.LeakDetection;
+import io.refpool.core.ObjectFactory;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * What a pool is built from, as the public builder validated it; immutable.
@@ -26,8 +27,8 @@ import java.util.function.Function;
  * @param name the pool's name, in messages, JFR events and drainer thread names
  */
 public record PoolSettings<K, V>(
-        Function<? super K, ? extends V> factory,
-        Consumer<? super V> disposer,
+        ObjectFactory<? super K, ? extends V> factory,
+        Disposer<? super K, ? super V> disposer,
         AttachMode attachMode,
         Executor executor,
         long drainDelayNanos,

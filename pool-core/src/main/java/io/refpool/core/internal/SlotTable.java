@@ -1,13 +1,14 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
 import io.refpool.core.ObjectCreationException;
+import io.refpool.core.ObjectFactory;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.sync.Guard;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * The slot table: each key's one {@link Entry}, or the {@link Creation} under way, and single-flight
@@ -39,11 +40,11 @@ import java.util.function.Function;
  */
 final class SlotTable<K, V> {
     private final PoolCore<K, V> core;
-    private final Function<? super K, ? extends V> factory;
+    private final ObjectFactory<? super K, ? extends V> factory;
     private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
 
-    SlotTable(PoolCore<K, V> core, Function<? super K, ? extends V> factory) {
+    SlotTable(PoolCore<K, V> core, ObjectFactory<? super K, ? extends V> factory) {
         this.core = core;
         this.factory = factory;
     }
@@ -152,7 +153,7 @@ final class SlotTable<K, V> {
             if (core.isClosed()) {
                 throw new PoolClosedException(core.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
-            value = factory.apply(key);
+            value = factory.create(key);
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
@@ -190,7 +191,8 @@ final class SlotTable<K, V> {
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
             abandon(key, creation, keyFailed);
             entry.release();
-            core.disposals.claim(entry, s);
+            core.counters.reachedZero();
+            core.disposals.claim(entry, s, DisposalCause.CREATION_FAILED);
             throw unchecked(keyFailed);
         }
         creation.complete(entry);

@@ -6,6 +6,7 @@ import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.refpool.testkit.TestKit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,32 @@ public class GuideSamplesTest {
         assertEquals(2, host.trim(), "both idle interpreters closed");
         assertEquals(0, host.settledStats().idle());
         assertEquals(3, opened.size());
+    }
+
+    @Test
+    void theMetersCountWhatTheHostDid() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        host.bindMetrics(registry);
+        assertEquals("3", host.run("acme", "return 1 + 2"));
+        host.reload("acme");
+        assertEquals(
+                1.0,
+                registry.get("refpool.creations")
+                        .tag("pool", "lua")
+                        .functionCounter()
+                        .count());
+        assertEquals(
+                1.0,
+                registry.get("refpool.disposals")
+                        .tags("pool", "lua", "cause", "INVALIDATED")
+                        .functionCounter()
+                        .count());
+        assertEquals(
+                0.0,
+                registry.get("refpool.objects")
+                        .tags("pool", "lua", "state", "idle")
+                        .gauge()
+                        .value());
     }
 
     @Test

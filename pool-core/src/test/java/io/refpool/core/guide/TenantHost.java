@@ -1,6 +1,7 @@
 // tag::host-build[]
 package io.refpool.core.guide;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
@@ -8,6 +9,7 @@ import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
 import io.refpool.core.RefPool;
+import io.refpool.core.RefPoolMetrics;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.Guard;
 import java.time.Duration;
@@ -30,7 +32,7 @@ public final class TenantHost implements AutoCloseable {
                     return lua;
                 })
                 .name("lua") // in messages, JFR events and drainer thread names
-                .disposer(LuaTenant::close) // runs attached, exactly once per interpreter
+                .disposer((tenant, lua, cause) -> lua.close()) // attached, once each; cause: EXPIRED, INVALIDATED...
                 .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
                 .strictAccess(true) // get() outside its interpreter's section throws
                 .maxObjects(32) // live plus idle interpreters
@@ -118,6 +120,13 @@ public final class TenantHost implements AutoCloseable {
         return errors; // failed factories and disposers, leaked handles, handles open at close
     }
     // end::host-stats[]
+
+    // tag::host-metrics[]
+    /** Publishes the pool's meters, tagged {@code pool=lua}: objects live and idle, disposals by cause... */
+    public void bindMetrics(MeterRegistry registry) {
+        new RefPoolMetrics(interpreters).bindTo(registry);
+    }
+    // end::host-metrics[]
 
     // tag::host-close[]
     @Override

@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.DisposalCause;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -88,7 +89,7 @@ public class EntryIdleLincheckTest {
     /** The cache's eviction, or a capacity reclaim: claim the object if it is idle right now. */
     @Operation
     public void claim() {
-        if (entry.tryDispose()) {
+        if (entry.tryDispose(DisposalCause.RELEASED)) {
             claims.incrementAndGet();
             if (held.get() != 0) {
                 fail("the object was claimed for disposal with " + held.get() + " references held");
@@ -107,7 +108,7 @@ public class EntryIdleLincheckTest {
         if (claims.get() > 1) {
             throw new IllegalStateException(claims.get() + " claims disposed one object");
         }
-        if (claims.get() == 0 && !entry.tryDispose()) {
+        if (claims.get() == 0 && !entry.tryDispose(DisposalCause.RELEASED)) {
             throw new IllegalStateException(
                     "nothing is held, yet the idle object cannot be claimed: count " + entry.count());
         }

@@ -1,0 +1,43 @@
+package io.refpool.core;
+
+/**
+ * Why the pool disposed an object: what a {@link Disposer} is told, and what
+ * {@link PoolStats#disposals(DisposalCause)} counts.
+ *
+ * <pre>{@code
+ * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+ *         .disposer((tenant, session, cause) -> {
+ *             if (cause == DisposalCause.INVALIDATED) {
+ *                 session.store("retired: " + tenant);
+ *             }
+ *             session.close();
+ *         })
+ *         .build();
+ * }</pre>
+ */
+public enum DisposalCause {
+    /** Its last handle closed and it was not kept idle: the pool has no idle cache, or the cache refused it. */
+    RELEASED,
+    /** The idle cache's size or weight bound evicted it. */
+    SIZE,
+    /** The idle cache's expiry evicted it. */
+    EXPIRED,
+    /** The idle cache's weak or soft references let it go. */
+    COLLECTED,
+    /**
+     * Room was needed under {@code maxObjects}: an idle object evicted for a new one, or an object
+     * reaching count 0 while acquirers of other keys waited in line for capacity.
+     */
+    CAPACITY,
+    /** {@link RefPool#invalidate} retired it. */
+    INVALIDATED,
+    /** {@link RefPool#clearIdle} disposed it. */
+    CLEARED,
+    /** The pool closed. */
+    CLOSED,
+    /**
+     * The factory made it, but the pool could not publish it (the key's {@code hashCode} or
+     * {@code equals} threw): nobody ever held it.
+     */
+    CREATION_FAILED
+}

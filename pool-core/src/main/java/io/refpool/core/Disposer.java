@@ -1,0 +1,34 @@
+package io.refpool.core;
+
+/**
+ * Disposes an object the pool is done with, told its key and why. It runs attached to the pool,
+ * exactly once per object, outside every internal lock; whatever it throws (checked exceptions too)
+ * is reported to the error listener, and the object counts as disposed, its capacity given back.
+ *
+ * <pre>{@code
+ * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+ *         .disposer((tenant, session, cause) -> {
+ *             session.store(tenant + " closed: " + cause); // may throw a checked exception too
+ *             session.close();
+ *         })
+ *         .build();
+ * }</pre>
+ *
+ * <p>The one-argument form, {@code disposer(Session::close)} with a {@code Consumer}, stays
+ * available for disposers that need neither key nor cause.
+ *
+ * @param <K> key type
+ * @param <V> object type
+ */
+@FunctionalInterface
+public interface Disposer<K, V> {
+    /**
+     * Disposes {@code value}, the object of {@code key}.
+     *
+     * @param key the object's key
+     * @param value the object
+     * @param cause why the pool disposes it
+     * @throws Exception if disposing fails; reported, never retried
+     */
+    void dispose(K key, V value, DisposalCause cause) throws Exception;
+}

@@ -1,0 +1,34 @@
+package io.refpool.core;
+
+/**
+ * Creates the object of a key. It may throw checked exceptions: acquirers of the key then get an
+ * {@link ObjectCreationException} with the exception as its cause, and the key's next acquire
+ * calls the factory again. A non-throwing lambda or method reference is a valid factory.
+ *
+ * <pre>{@code
+ * ObjectFactory<Path, Script> compile = path -> {
+ *     if (!java.nio.file.Files.isReadable(path)) {
+ *         throw new java.io.FileNotFoundException(path.toString()); // checked: no wrapper needed
+ *     }
+ *     return compiler.compile(path);
+ * };
+ * RefPool<Path, Script> scripts = RefPool.builder(compile).disposer(Script::release).build();
+ * }</pre>
+ *
+ * <p>The factory runs attached to the pool, outside every internal lock, at most once at a time
+ * per key; concurrent acquirers of the key wait for that one call.
+ *
+ * @param <K> key type
+ * @param <V> object type
+ */
+@FunctionalInterface
+public interface ObjectFactory<K, V> {
+    /**
+     * Creates the object of {@code key}.
+     *
+     * @param key the key
+     * @return the new object, never {@code null} (the pool refuses one)
+     * @throws Exception if the object cannot be created
+     */
+    V create(K key) throws Exception;
+}

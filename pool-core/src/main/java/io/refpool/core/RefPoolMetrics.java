@@ -1,0 +1,138 @@
+package io.refpool.core;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.refpool.core.internal.PoolCore;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Binds a pool's statistics to a Micrometer {@link MeterRegistry}, every meter tagged with the
+ * pool's {@linkplain RefPool.Builder#name name}.
+ *
+ * <pre>{@code
+ * RefPool<String, Session> sessions = RefPool.builder(engine::open).name("sessions").build();
+ * new RefPoolMetrics(sessions, Tags.of("service", "plugins")).bindTo(registry);
+ * // refpool.objects{pool=sessions,state=live}, refpool.disposals{pool=sessions,cause=EXPIRED}, ...
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>name</th><th>type</th><th>tags</th><th>what</th></tr>
+ *   <tr><td>{@code refpool.objects}</td><td>gauge</td><td>{@code state=live|idle}</td>
+ *       <td>objects with a reference; objects at count 0, not yet disposed</td></tr>
+ *   <tr><td>{@code refpool.pending.releases}</td><td>gauge</td><td></td>
+ *       <td>releases enqueued off-attachment and not yet applied</td></tr>
+ *   <tr><td>{@code refpool.capacity.waiters}</td><td>gauge</td><td></td>
+ *       <td>{@code acquireAsync} calls in line for capacity</td></tr>
+ *   <tr><td>{@code refpool.creations}</td><td>function counter</td><td></td>
+ *       <td>objects the factory created</td></tr>
+ *   <tr><td>{@code refpool.disposals}</td><td>function counter</td><td>{@code cause}, one per
+ *       {@link DisposalCause}</td><td>objects disposed</td></tr>
+ *   <tr><td>{@code refpool.idle.hits}</td><td>function counter</td><td></td>
+ *       <td>acquires served by an idle object instead of the factory</td></tr>
+ *   <tr><td>{@code refpool.drains}</td><td>function counter</td><td></td>
+ *       <td>batches of deferred releases applied</td></tr>
+ *   <tr><td>{@code refpool.leaks}</td><td>function counter</td><td></td>
+ *       <td>handles found unreachable while open</td></tr>
+ * </table>
+ *
+ * <p>Reading a meter costs a few striped-counter sums and never walks the pool's keys: the live
+ * and idle gauges come from event counters (every object reaches count 0 once per idle spell and
+ * leaves it by a revive or by its disposal), not from a scan as {@link RefPool#stats()} does. While
+ * the pool is busy the two may differ by the transitions in flight; when it is quiet they agree.
+ *
+ * <p>Micrometer is an optional dependency of pool-core: a pool works without it on the class or
+ * module path, and only this class needs it. The meters hold the pool weakly, as Micrometer's
+ * gauges do; a closed pool keeps reporting its final counts until it is collected.
+ */
+public final class RefPoolMetrics implements MeterBinder {
+    private final PoolCore<?, ?> core;
+    private final Tags tags;
+
+    /**
+     * Metrics of {@code pool}, tagged {@code pool=<name>}.
+     *
+     * @param pool the pool
+     * @throws NullPointerException if {@code pool} is null
+     */
+    public RefPoolMetrics(RefPool<?, ?> pool) {
+        this(pool, Tags.empty());
+    }
+
+    /**
+     * Metrics of {@code pool}, tagged {@code pool=<name>} and with {@code extraTags}.
+     *
+     * @param pool the pool
+     * @param extraTags more tags for every meter
+     * @throws NullPointerException if either argument is null
+     */
+    public RefPoolMetrics(RefPool<?, ?> pool, Iterable<Tag> extraTags) {
+        this.core = Objects.requireNonNull(pool, "pool").core();
+        this.tags = Tags.of(Objects.requireNonNull(extraTags, "extraTags")).and("pool", core.name());
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        gauge(registry, "refpool.objects", "objects with a reference", PoolCore::liveNow, Tags.of("state", "live"));
+        gauge(
+                registry,
+                "refpool.objects",
+                "objects at count 0, not yet disposed",
+                PoolCore::idleNow,
+                Tags.of("state", "idle"));
+        gauge(
+                registry,
+                "refpool.pending.releases",
+                "releases enqueued and not yet applied",
+                PoolCore::pendingNow,
+                Tags.empty());
+        gauge(
+                registry,
+                "refpool.capacity.waiters",
+                "acquires in line for capacity",
+                PoolCore::capacityWaitersNow,
+                Tags.empty());
+        counter(registry, "refpool.creations", "objects the factory created", PoolCore::creations, Tags.empty());
+        for (DisposalCause cause : DisposalCause.values()) {
+            counter(
+                    registry,
+                    "refpool.disposals",
+                    "objects disposed",
+                    c -> c.disposals(cause),
+                    Tags.of("cause", cause.name()));
+        }
+        counter(registry, "refpool.idle.hits", "acquires served by an idle object", PoolCore::idleHits, Tags.empty());
+        counter(registry, "refpool.drains", "batches of deferred releases applied", PoolCore::drains, Tags.empty());
+        counter(registry, "refpool.leaks", "handles found unreachable while open", PoolCore::leaks, Tags.empty());
+    }
+
+    private void gauge(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+        Gauge.builder(name, core, asDouble(reading))
+                .description(description)
+                .tags(tags.and(more))
+                .register(registry);
+    }
+
+    private void counter(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+        FunctionCounter.builder(name, core, asDouble(reading))
+                .description(description)
+                .tags(tags.and(more))
+                .register(registry);
+    }
+
+    private static ToDoubleFunction<PoolCore<?, ?>> asDouble(ToLong reading) {
+        return c -> reading.applyAsLong(c);
+    }
+
+    /** One reading of the pool. */
+    @FunctionalInterface
+    private interface ToLong {
+        long applyAsLong(PoolCore<?, ?> core);
+    }
+}

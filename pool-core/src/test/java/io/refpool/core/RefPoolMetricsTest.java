@@ -1,0 +1,170 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.refpool.sync.CancellationToken;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RefPoolMetrics}: every meter reads what {@link RefPool#stats()} says once the pool is
+ * quiet, tagged with the pool's name; and pool-core runs without Micrometer present.
+ */
+class RefPoolMetricsTest {
+    private static double gauge(MeterRegistry registry, String name, String... tags) {
+        Gauge gauge = registry.find(name).tags(tags).gauge();
+        assertNotNull(gauge, name + " " + List.of(tags));
+        return gauge.value();
+    }
+
+    private static double counter(MeterRegistry registry, String name, String... tags) {
+        FunctionCounter counter = registry.find(name).tags(tags).functionCounter();
+        assertNotNull(counter, name + " " + List.of(tags));
+        return counter.count();
+    }
+
+    private static void assertMetersMatchStats(MeterRegistry registry, RefPool<String, StringBuilder> pool) {
+        PoolStats stats = pool.stats();
+        assertEquals(stats.live(), gauge(registry, "refpool.objects", "pool", "tenants", "state", "live"), "live");
+        assertEquals(stats.idle(), gauge(registry, "refpool.objects", "pool", "tenants", "state", "idle"), "idle");
+        assertEquals(stats.pendingDecrements(), gauge(registry, "refpool.pending.releases", "pool", "tenants"));
+        assertEquals(stats.capacityWaiters(), gauge(registry, "refpool.capacity.waiters", "pool", "tenants"));
+        assertEquals(stats.creations(), counter(registry, "refpool.creations", "pool", "tenants"));
+        assertEquals(stats.idleHits(), counter(registry, "refpool.idle.hits", "pool", "tenants"));
+        assertEquals(stats.drains(), counter(registry, "refpool.drains", "pool", "tenants"));
+        assertEquals(stats.leaks(), counter(registry, "refpool.leaks", "pool", "tenants"));
+        for (DisposalCause cause : DisposalCause.values()) {
+            assertEquals(
+                    stats.disposals(cause),
+                    counter(registry, "refpool.disposals", "pool", "tenants", "cause", cause.name()),
+                    "disposals for " + cause);
+        }
+    }
+
+    @Test
+    void aSimpleMeterRegistryReadsWhatStatsSays() throws Exception {
+        RefPool<String, StringBuilder> pool = RefPool.<String, StringBuilder>builder(StringBuilder::new)
+                .name("tenants")
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(3)
+                .idle(cache -> cache.maximumSize(2).executor(Runnable::run))
+                .build();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new RefPoolMetrics(pool, Tags.of("service", "plugins")).bindTo(registry);
+        assertMetersMatchStats(registry, pool);
+        assertEquals(
+                "plugins",
+                registry.get("refpool.creations")
+                        .tag("pool", "tenants")
+                        .functionCounter()
+                        .getId()
+                        .getTag("service"));
+
+        List<Handle<StringBuilder>> held = new ArrayList<>();
+        try (Attachment attached = pool.attach()) {
+            held.add(pool.acquire("a"));
+            held.add(pool.acquire("a"));
+            held.add(pool.acquire("b"));
+            pool.acquire("c").close(); // idle
+        }
+        assertMetersMatchStats(registry, pool); // 2 live, 1 idle
+
+        CompletableFuture<Handle<StringBuilder>> waiter =
+                pool.acquireAsync("d", CancellationToken.none()).toCompletableFuture();
+        held.remove(0).close(); // off attachment: a pending release
+        assertEquals(1, pool.stats().pendingDecrements());
+        assertMetersMatchStats(registry, pool);
+
+        pool.flush();
+        assertTrue(waiter.isDone(), "'c' was evicted for capacity: 'd' got a permit");
+        assertMetersMatchStats(registry, pool);
+
+        try (Attachment attached = pool.attach()) {
+            held.forEach(Handle::close);
+            waiter.join().close();
+            pool.invalidate("a");
+            pool.acquire("e").close();
+        }
+        pool.clearIdle();
+        assertMetersMatchStats(registry, pool);
+        pool.close();
+        assertMetersMatchStats(registry, pool);
+        assertEquals(0.0, gauge(registry, "refpool.objects", "pool", "tenants", "state", "live"));
+        assertEquals(0.0, gauge(registry, "refpool.objects", "pool", "tenants", "state", "idle"));
+    }
+
+    @Test
+    void badArgumentsAreRefusedByName() {
+        RefPool<String, StringBuilder> pool =
+                RefPool.<String, StringBuilder>builder(StringBuilder::new).build();
+        assertTrue(assertThrows(NullPointerException.class, () -> new RefPoolMetrics(null))
+                .getMessage()
+                .contains("pool"));
+        assertTrue(assertThrows(NullPointerException.class, () -> new RefPoolMetrics(pool, null))
+                .getMessage()
+                .contains("extraTags"));
+        assertTrue(assertThrows(NullPointerException.class, () -> new RefPoolMetrics(pool).bindTo(null))
+                .getMessage()
+                .contains("registry"));
+        pool.close();
+    }
+
+    /** pool-core, pool-sync and Caffeine, without Micrometer: a pool builds, attaches, acquires and closes. */
+    @Test
+    void poolCoreRunsWithoutMicrometer() throws Exception {
+        URL[] path = {
+            RefPool.class.getProtectionDomain().getCodeSource().getLocation(),
+            io.refpool.sync.AsyncMutex.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation(),
+            com.github.benmanes.caffeine.cache.Caffeine.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation(),
+        };
+        try (URLClassLoader isolated = new URLClassLoader(path, ClassLoader.getPlatformClassLoader())) {
+            assertThrows(
+                    ClassNotFoundException.class,
+                    () -> isolated.loadClass("io.micrometer.core.instrument.MeterRegistry"));
+            Class<?> refPool = isolated.loadClass(RefPool.class.getName());
+            Class<?> factoryType = isolated.loadClass(ObjectFactory.class.getName());
+            Object factory = Proxy.newProxyInstance(
+                    isolated,
+                    new Class<?>[] {factoryType},
+                    (proxy, method, args) ->
+                            method.getName().equals("create") ? "object of " + args[0] : method.invoke(this, args));
+            Object builder = refPool.getMethod("builder", factoryType).invoke(null, factory);
+            Object pool = builder.getClass().getMethod("build").invoke(builder);
+            Object attachment = refPool.getMethod("attach").invoke(pool);
+            Object handle = refPool.getMethod("acquire", Object.class).invoke(pool, "k");
+            Method get = handle.getClass().getMethod("get");
+            get.setAccessible(true);
+            assertEquals("object of k", get.invoke(handle));
+            close(handle);
+            close(attachment);
+            Object stats = refPool.getMethod("stats").invoke(pool);
+            assertEquals(1L, stats.getClass().getMethod("creations").invoke(stats));
+            close(pool);
+        }
+    }
+
+    private static void close(Object closeable) throws Exception {
+        Method close = AutoCloseable.class.getMethod("close");
+        close.invoke(closeable);
+    }
+}
