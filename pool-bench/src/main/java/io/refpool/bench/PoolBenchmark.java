@@ -7,9 +7,12 @@ import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.RefPool;
+import io.refpool.sync.CancellationToken;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.pool2.impl.GenericKeyedObjectPool;
 import org.apache.commons.pool2.impl.GenericKeyedObjectPoolConfig;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -20,6 +23,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
 import stormpot.Allocator;
 import stormpot.Pool;
 import stormpot.PoolTap;
@@ -67,7 +71,6 @@ import stormpot.Timeout;
  * commons-pool2's throughput, and at most one small allocation per acquire (the handle, 32 bytes
  * with compressed oops: {@code gc.alloc.rate.norm} &le; 32 B/op).
  */
-@State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class PoolBenchmark {
@@ -82,35 +85,39 @@ public class PoolBenchmark {
         }
     }
 
-    /** The pool implementation measured. */
-    @Param({"refpool", "hand-rolled", "commons-pool2", "stormpot"})
-    public String impl;
+    /** The pools of the hot-key, revive and create-dispose rows. */
+    @State(Scope.Benchmark)
+    public static class Pools {
+        /** The pool implementation measured. */
+        @Param({"refpool", "hand-rolled", "commons-pool2", "stormpot"})
+        public String impl;
 
-    private Subject subject;
+        private Subject subject;
 
-    @Setup(Level.Trial)
-    public void createPools() throws Exception {
-        switch (impl) {
-            case "refpool":
-                subject = new RefPoolSubject();
-                break;
-            case "hand-rolled":
-                subject = new HandRolledSubject();
-                break;
-            case "commons-pool2":
-                subject = new CommonsPoolSubject();
-                break;
-            case "stormpot":
-                subject = new StormpotSubject();
-                break;
-            default:
-                throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        @Setup(Level.Trial)
+        public void createPools() throws Exception {
+            switch (impl) {
+                case "refpool":
+                    subject = new RefPoolSubject();
+                    break;
+                case "hand-rolled":
+                    subject = new HandRolledSubject();
+                    break;
+                case "commons-pool2":
+                    subject = new CommonsPoolSubject();
+                    break;
+                case "stormpot":
+                    subject = new StormpotSubject();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            }
         }
-    }
 
-    @TearDown(Level.Trial)
-    public void closePools() throws Exception {
-        subject.shutdown();
+        @TearDown(Level.Trial)
+        public void closePools() throws Exception {
+            subject.shutdown();
+        }
     }
 
     /** A benchmark thread's hold on the subject: an attachment, a thread-local tap, a key cursor. */
@@ -119,8 +126,8 @@ public class PoolBenchmark {
         SubjectThread thread;
 
         @Setup(Level.Iteration)
-        public void enter(PoolBenchmark benchmark) {
-            thread = benchmark.subject.enter();
+        public void enter(Pools pools) {
+            thread = pools.subject.enter();
         }
 
         @TearDown(Level.Iteration)
@@ -143,6 +150,156 @@ public class PoolBenchmark {
     @Benchmark
     public Object createDispose(PerThread perThread) throws Exception {
         return perThread.thread.createDispose();
+    }
+
+    // ------------------------------------------------------------------ churn
+
+    /**
+     * A bounded host under Zipf load for {@link #churnRequest}: {@value #CHURN_TENANTS} tenants,
+     * room for {@code bound} objects, every request waiting for capacity if it must.
+     */
+    @State(Scope.Benchmark)
+    public static class ChurnHost {
+        static final int CHURN_TENANTS = 64;
+        static final String[] NAMES = new String[CHURN_TENANTS];
+
+        static {
+            for (int i = 0; i < CHURN_TENANTS; i++) {
+                NAMES[i] = "tenant-" + i;
+            }
+        }
+
+        /** refpool ({@code acquireAsync}, SHARED) or commons-pool2 ({@code borrowObject}), same bound. */
+        @Param({"refpool", "commons-pool2"})
+        public String impl;
+
+        /**
+         * The bound on objects, live plus idle, in both pools: 2, as many as the threads at 2
+         * threads (requests wait for each other's objects), or 8 (the idle policy decides).
+         */
+        @Param({"2", "8"})
+        public int bound;
+
+        RefPool<String, Resource> refpool;
+        GenericKeyedObjectPool<String, Resource> commons;
+
+        @Setup(Level.Trial)
+        public void open() {
+            if (impl.equals("refpool")) {
+                refpool = RefPool.<String, Resource>builder(key -> ChurnCounters.created(key))
+                        .attachMode(AttachMode.SHARED)
+                        .maxObjects(bound)
+                        .idle(cache -> cache.maximumSize(bound))
+                        .build();
+            } else if (impl.equals("commons-pool2")) {
+                GenericKeyedObjectPoolConfig<Resource> config = new GenericKeyedObjectPoolConfig<>();
+                config.setMaxTotal(bound);
+                config.setMaxTotalPerKey(bound);
+                config.setMaxIdlePerKey(bound);
+                config.setJmxEnabled(false);
+                commons = new GenericKeyedObjectPool<>(new CommonsFactory<>(ChurnCounters::created), config);
+            } else {
+                throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            if (refpool != null) {
+                refpool.close();
+            }
+            if (commons != null) {
+                commons.close();
+            }
+            ChurnCounters.checkNoStrayCreation();
+        }
+    }
+
+    /**
+     * One benchmark thread's requests and creations, reported by JMH as the secondary results
+     * {@code requests} and {@code creations}; the runner shows their ratio as creations per 1,000
+     * requests. A creation counts on the thread that ran the factory (the requester, or the thread
+     * whose release granted a waiting requester capacity: both are benchmark threads).
+     */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class ChurnCounters {
+        private static final ThreadLocal<ChurnCounters> OF_THREAD = new ThreadLocal<>();
+        private static final AtomicLong STRAY = new AtomicLong();
+        private static final int DRAWS = 1 << 14;
+
+        public long requests;
+        public long creations;
+
+        private int[] draws;
+        private int cursor;
+
+        @Setup(Level.Trial)
+        public void register() {
+            OF_THREAD.set(this);
+            draws = ZipfDraws.draw(
+                    ChurnHost.CHURN_TENANTS, DRAWS, Thread.currentThread().getId());
+        }
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            requests = 0;
+            creations = 0;
+        }
+
+        String next() {
+            requests++;
+            return ChurnHost.NAMES[draws[cursor++ & (DRAWS - 1)]];
+        }
+
+        static Resource created(String key) {
+            ChurnCounters counters = OF_THREAD.get();
+            if (counters == null) {
+                STRAY.incrementAndGet();
+            } else {
+                counters.creations++;
+            }
+            return new Resource(key);
+        }
+
+        static void checkNoStrayCreation() {
+            long stray = STRAY.getAndSet(0);
+            if (stray != 0) {
+                throw new IllegalStateException(stray + " creations ran on threads that are not benchmark threads:"
+                        + " the creations per 1,000 requests would be short");
+            }
+        }
+    }
+
+    /**
+     * One request of a host whose tenants outnumber its capacity: Zipf-drawn tenant, wait for its
+     * object, use it ({@code consumeCPU(200)}), give it back. The score is requests per second; the
+     * row's point is the creations per 1,000 requests beside it.
+     */
+    @Benchmark
+    @Scales
+    @SuppressWarnings("try")
+    public Object churnRequest(ChurnHost host, ChurnCounters counters) throws Exception {
+        String tenant = counters.next();
+        if (host.refpool != null) {
+            Handle<Resource> handle = host.refpool
+                    .acquireAsync(tenant, CancellationToken.none())
+                    .toCompletableFuture()
+                    .join();
+            Object used = handle.get().key;
+            Blackhole.consumeCPU(200);
+            try (Attachment attached = host.refpool.attach()) {
+                handle.close();
+            }
+            return used;
+        }
+        Resource resource = host.commons.borrowObject(tenant);
+        try {
+            Blackhole.consumeCPU(200);
+            return resource.key;
+        } finally {
+            host.commons.returnObject(tenant, resource);
+        }
     }
 
     /** What is measured, behind one interface so each trial's call sites stay monomorphic. */

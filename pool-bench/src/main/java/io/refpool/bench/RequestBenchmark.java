@@ -154,29 +154,14 @@ public class RequestBenchmark {
     @State(Scope.Thread)
     public static class Requester {
         private static final int DRAWS = 1 << 14;
-        private final int[] draws = new int[DRAWS];
+        private int[] draws;
         private int cursor;
         Host host;
 
         @Setup(Level.Trial)
         public void draw(Hosts hosts) {
             host = hosts.host.forThread();
-            double[] cumulative = new double[TENANTS];
-            double sum = 0;
-            for (int rank = 0; rank < TENANTS; rank++) {
-                sum += 1.0 / (rank + 1);
-                cumulative[rank] = sum;
-            }
-            SplittableRandom random =
-                    new SplittableRandom(Thread.currentThread().getId());
-            for (int i = 0; i < DRAWS; i++) {
-                double u = random.nextDouble() * sum;
-                int rank = 0;
-                while (cumulative[rank] < u) {
-                    rank++;
-                }
-                draws[i] = rank;
-            }
+            draws = ZipfDraws.draw(TENANTS, DRAWS, Thread.currentThread().getId());
         }
 
         int next() {

@@ -43,7 +43,8 @@ final class CsvWriter {
             "bytes_per_op_by_fork",
             "ratio_median",
             "ratio_min",
-            "ratio_max");
+            "ratio_max",
+            "creations_per_1k");
 
     private final int cores;
 
@@ -80,7 +81,8 @@ final class CsvWriter {
                         impl.forkBytesPerOp().stream().map(Numbers::exact).collect(Collectors.joining(";")),
                         ratio.map(r -> Numbers.exact(r.median())).orElse(""),
                         ratio.map(r -> Numbers.exact(r.min())).orElse(""),
-                        ratio.map(r -> Numbers.exact(r.max())).orElse(""))));
+                        ratio.map(r -> Numbers.exact(r.max())).orElse(""),
+                        Numbers.exact(impl.creationsPer1k()))));
             }
         }
         return csv.toString();

@@ -22,6 +22,8 @@ import java.util.List;
  * @param forkScores the score of each fork, in fork order, for the per-fork ratios
  * @param forkBytesPerOp {@code gc.alloc.rate.norm} of each fork, in fork order (empty without the
  *     GC profiler): a JIT outcome that differs between forks shows here, not in the mean
+ * @param creationsPer1k objects created per 1,000 requests, from a benchmark's {@code creations} and
+ *     {@code requests} counters (JMH {@code @AuxCounters}); {@code NaN} in a benchmark without them
  */
 record ImplResult(
         String impl,
@@ -32,7 +34,8 @@ record ImplResult(
         double p99,
         double bytesPerOp,
         List<Double> forkScores,
-        List<Double> forkBytesPerOp) {
+        List<Double> forkBytesPerOp,
+        double creationsPer1k) {
 
     /** The implementation name of a benchmark without an {@code impl} parameter. */
     static final String NO_IMPL = "";
@@ -40,6 +43,20 @@ record ImplResult(
     ImplResult {
         forkScores = List.copyOf(forkScores);
         forkBytesPerOp = List.copyOf(forkBytesPerOp);
+    }
+
+    /** A result of a benchmark that counts no creations. */
+    ImplResult(
+            String impl,
+            double score,
+            double error,
+            String unit,
+            double p50,
+            double p99,
+            double bytesPerOp,
+            List<Double> forkScores,
+            List<Double> forkBytesPerOp) {
+        this(impl, score, error, unit, p50, p99, bytesPerOp, forkScores, forkBytesPerOp, Double.NaN);
     }
 
     boolean isRefpool() {

@@ -22,6 +22,10 @@ import org.openjdk.jmh.results.RunResult;
 final class ResultAssembler {
     /** The GC profiler's allocation per operation, in bytes. */
     static final String ALLOCATION_PER_OP = "gc.alloc.rate.norm";
+    /** A benchmark's {@code @AuxCounters} of objects created and of requests made. */
+    static final String CREATIONS = "creations";
+
+    static final String REQUESTS = "requests";
 
     private ResultAssembler() {}
 
@@ -43,7 +47,18 @@ final class ResultAssembler {
                 forks.stream().map(fork -> fork.getPrimaryResult().getScore()).toList(),
                 allocation == null
                         ? List.of()
-                        : forks.stream().map(ResultAssembler::bytesPerOp).toList());
+                        : forks.stream().map(ResultAssembler::bytesPerOp).toList(),
+                creationsPer1k(merged));
+    }
+
+    /** {@return 1,000 × creations ÷ requests over all forks}, or NaN without those counters */
+    private static double creationsPer1k(RunResult merged) {
+        Result<?> creations = merged.getSecondaryResults().get(CREATIONS);
+        Result<?> requests = merged.getSecondaryResults().get(REQUESTS);
+        if (creations == null || requests == null || requests.getScore() <= 0) {
+            return Double.NaN;
+        }
+        return 1000.0 * creations.getScore() / requests.getScore();
     }
 
     private static double bytesPerOp(RunResult fork) {

@@ -2,6 +2,7 @@ package io.refpool.bench.runner;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.openjdk.jmh.annotations.Mode;
 
 /**
@@ -65,6 +66,12 @@ final class TableFormatter {
         if (forkedAllocation) {
             columns.add(new Column("B/op by fork", false));
         }
+        boolean churn = suite.rows().stream()
+                .flatMap(r -> r.results().stream())
+                .anyMatch(i -> !Double.isNaN(i.creationsPer1k()));
+        if (churn) {
+            columns.add(new Column("creations/1k", true));
+        }
         if (compared) {
             columns.add(new Column("refpool speedup", false));
         }
@@ -94,6 +101,12 @@ final class TableFormatter {
                 }
                 if (forkedAllocation) {
                     cells.add(byFork(impl.forkBytesPerOp()));
+                }
+                if (churn) {
+                    cells.add(
+                            Double.isNaN(impl.creationsPer1k())
+                                    ? ""
+                                    : String.format(Locale.ROOT, "%.1f", impl.creationsPer1k()));
                 }
                 if (compared) {
                     cells.add(result.ratio(impl).map(TableFormatter::speedup).orElse(""));
