@@ -18,7 +18,14 @@ public interface QueueHooks {
         /** Under the queue lock, the locked recheck failed; the waiter is about to be linked. */
         BEFORE_PUBLICATION,
         /** A release popped a waiter for a grant and left the queue lock; the grant CAS is next. */
-        BETWEEN_POP_AND_COMPLETION
+        BETWEEN_POP_AND_COMPLETION,
+        /** A queued blocking waiter stopped spinning and has not yet published that it parks. */
+        BEFORE_PARKED_FLAG,
+        /**
+         * A queued blocking waiter published that it parks, read its phase as still waiting, and
+         * is about to park for the first time.
+         */
+        BEFORE_PARK
     }
 
     /**

@@ -25,6 +25,26 @@ import java.util.function.Supplier;
  *   GRANTED    RELEASED    Guard.close(), exactly once
  * </pre>
  *
+ * <h2>Waking a blocking waiter</h2>
+ *
+ * <pre>
+ *   parked     to      by                          read by
+ *   false      true    the waiter, after spinning,  the granter or canceller, after its CAS on
+ *                      before it reads its phase    the phase: it unparks only a waiter that
+ *                      and parks                    published it
+ *
+ *   wakeNext   to      by
+ *   null       w       the granter of a batch: w, granted by the same release, is woken by this
+ *                      waiter once it runs, not by the granter (one unpark per release)
+ *   null/w     WOKEN   this waiter, once granted, taking the wake-up it passes on
+ * </pre>
+ *
+ * <p>No wake-up is lost: the waiter writes {@code parked} and then reads its phase; the granter
+ * writes the phase and then reads {@code parked} (all volatile), so one of them sees the other —
+ * the waiter its grant, and does not park, or the granter the flag, and unparks. A chain link the
+ * granter makes after the waiter already took its wake-up ({@code WOKEN}) fails, and the granter
+ * wakes the next waiter itself.
+ *
  * <p>The {@code WAITING} CAS decides grant versus cancel once. Whoever wins it finishes the job:
  * the granter signals the waiter; the canceller unlinks it, or hands back the share a release
  * already assigned to it ({@link WaiterQueue#afterCancel}), and settles the future. The future's
@@ -40,6 +60,11 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
     static final int RELEASED = 3;
 
     private static final VarHandle PHASE = VarHandles.field(MethodHandles.lookup(), "phase", int.class);
+    private static final VarHandle PARKED = VarHandles.field(MethodHandles.lookup(), "parked", boolean.class);
+    private static final VarHandle WAKE_NEXT = VarHandles.field(MethodHandles.lookup(), "wakeNext", Waiter.class);
+
+    /** {@code wakeNext} of a waiter that took its wake-up: a later link to it fails. */
+    private static final Waiter WOKEN = new Waiter(null, 0, null);
 
     final WaiterQueue queue;
     final int arg;
@@ -48,6 +73,12 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
 
     @SuppressWarnings("unused") // accessed through PHASE
     private volatile int phase;
+
+    @SuppressWarnings("unused") // accessed through PARKED
+    private volatile boolean parked;
+
+    @SuppressWarnings("unused") // accessed through WAKE_NEXT
+    private volatile Waiter wakeNext;
 
     /** Set by the canceller before it settles; read after observing {@code CANCELLED}. */
     private volatile Throwable cancelCause;
@@ -105,19 +136,39 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
         }
     }
 
-    /**
-     * After a successful {@link #tryGrant}: drops the token registration and wakes the parked thread
-     * of a blocking acquire.
-     *
-     * @return true if this is an async acquire, whose future the caller must still settle
-     */
-    boolean signalGrantedUnlessAsync() {
-        unregister();
-        if (thread != null) {
+    /** {@return whether a thread waits on this waiter (a blocking acquire) rather than a future} */
+    boolean isBlocking() {
+        return thread != null;
+    }
+
+    /** The blocking waiter is about to read its phase and park: from now on a granter must unpark it. */
+    void publishParked() {
+        PARKED.setVolatile(this, true);
+    }
+
+    /** Unparks the waiting thread if it published that it parks (see the table). */
+    void wakeIfParked() {
+        if (thread != null && (boolean) PARKED.getVolatile(this)) {
             LockSupport.unpark(thread);
-            return false;
         }
-        return true;
+    }
+
+    /**
+     * The granter of a batch links {@code next}, granted by the same release, to be woken by this
+     * waiter when it runs.
+     *
+     * @return false if this waiter already took its wake-up: the caller wakes {@code next} itself
+     */
+    boolean linkWake(Waiter next) {
+        return WAKE_NEXT.compareAndSet(this, null, next);
+    }
+
+    /** Called by a granted blocking waiter on its way out: wakes the next waiter of its batch, if any. */
+    void passWake() {
+        Waiter next = (Waiter) WAKE_NEXT.getAndSet(this, WOKEN);
+        if (next != null && next != WOKEN) {
+            next.wakeIfParked();
+        }
     }
 
     /** Called by the trampoline: completes the future according to the decided phase. */
@@ -136,7 +187,7 @@ final class Waiter extends CompletableFuture<Guard> implements Guard {
         if (tryCancel(new CancellationException("cancelled while waiting for " + queue.describe()))) {
             queue.afterCancel(this);
             if (thread != null) {
-                LockSupport.unpark(thread);
+                wakeIfParked();
             } else {
                 Trampoline.settle(this);
             }

@@ -83,11 +83,20 @@ public abstract class WaiterQueue {
      */
     private static final int SPIN_ROUNDS = 1 << 11;
 
+    /** The least a spin's budget is, whatever the estimate: a handoff between running threads. */
+    private static final int MIN_SPIN_ROUNDS = 1 << 6;
+
+    /** The most a virtual thread spins: about the cost of its park, which only unmounts it. */
+    private static final int VIRTUAL_SPIN_ROUNDS = 1 << 7;
+
     /** At most this many blocking waiters of one queue spin at once: one fewer than the cores. */
     private static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors() - 1;
 
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
+
+    /** Rounds a recent grant took to reach a spinning waiter (moving average; plain, racy). */
+    private int spinEstimate = MIN_SPIN_ROUNDS;
 
     /** Blocking waiters of this queue spinning before their first park, see {@link #spinBeforeParking}. */
     @SuppressWarnings("unused") // accessed through SPINNERS
@@ -247,10 +256,16 @@ public abstract class WaiterQueue {
         }
         long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
         spinBeforeParking(waiter);
+        if (waiter.phase() == Waiter.WAITING) {
+            hook(Point.BEFORE_PARKED_FLAG);
+            waiter.publishParked(); // then the phase is read again below, before any park
+        }
         boolean interrupted = false;
+        boolean firstPark = true;
         for (; ; ) {
             int phase = waiter.phase();
             if (phase == Waiter.GRANTED) {
+                waiter.passWake(); // the next waiter of this grant's batch, if any
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
@@ -265,6 +280,10 @@ public abstract class WaiterQueue {
                     throw (CancellationException) cause;
                 }
                 throw new CancellationException("cancelled while waiting for " + describe());
+            }
+            if (firstPark) {
+                firstPark = false;
+                hook(Point.BEFORE_PARK);
             }
             if (timeoutNanos >= 0) {
                 long remaining = deadline - System.nanoTime();
@@ -290,12 +309,18 @@ public abstract class WaiterQueue {
     }
 
     /**
-     * Spins a little on the queued waiter's own phase before its first park: a grant that lands
-     * meanwhile (the holder's critical section was short) is taken without a park, an unpark and
-     * the scheduler's wake-up latency. It only delays the park: the phase is re-read by the park
-     * loop, and the granter's unpark of a thread that has not parked leaves a permit that at worst
-     * ends one later park early, which every park loop tolerates. No more threads spin than there
-     * are other cores, so a spinner never keeps the holder off a core.
+     * Spins on the queued waiter's own phase before it parks: a grant that lands meanwhile (the
+     * holder's critical section was short) is taken without a park, an unpark and the scheduler's
+     * wake-up latency, and the granter, seeing no parked flag, does not unpark at all. It only
+     * delays the park: the phase is re-read after the flag is published.
+     *
+     * <p>The budget adapts to the queue's recent handoffs: {@code spinEstimate} is a moving average
+     * of the rounds a grant took to arrive while spinning, and the budget is twice that plus a
+     * floor, capped at {@link #SPIN_ROUNDS}; a spin that ends in a park shrinks the estimate, so
+     * holds longer than any budget soon cost almost no spinning. No more threads spin than there
+     * are other cores, so a spinner never keeps the holder off a core, and a virtual thread spins
+     * at most {@link #VIRTUAL_SPIN_ROUNDS}, about what its cheap park costs, since it spins on a
+     * carrier other virtual threads need.
      */
     private void spinBeforeParking(Waiter waiter) {
         if (MAX_SPINNERS <= 0) {
@@ -306,9 +331,18 @@ public abstract class WaiterQueue {
             return;
         }
         try {
-            for (int i = 0; i < SPIN_ROUNDS && waiter.phase() == Waiter.WAITING; i++) {
-                Thread.onSpinWait();
+            int estimate = spinEstimate;
+            int budget = Math.min(2 * estimate + MIN_SPIN_ROUNDS, SPIN_ROUNDS);
+            if (VirtualThreads.isVirtual(Thread.currentThread())) {
+                budget = Math.min(budget, VIRTUAL_SPIN_ROUNDS);
             }
+            int rounds = 0;
+            while (rounds < budget && waiter.phase() == Waiter.WAITING) {
+                Thread.onSpinWait();
+                rounds++;
+            }
+            // racy on purpose: a lost update only makes the next budget a little off
+            spinEstimate = rounds < budget ? estimate + (rounds - estimate) / 8 : estimate - estimate / 4;
         } finally {
             SPINNERS.getAndAdd(this, -1);
         }
@@ -499,10 +533,17 @@ public abstract class WaiterQueue {
      * <p>Every popped waiter is decided before any future is settled: settling runs the caller's
      * continuations, and a continuation must not run while waiters served before it, by the same
      * release, are still undecided (they would complete after waiters queued behind them).
+     *
+     * <p>Of the blocking waiters granted, only the first is woken here, and only if it parked; each
+     * of them wakes the next when it runs ({@link Waiter#passWake}). A release that admits a batch of
+     * readers so pays one unpark, and the woken readers do not preempt the releasing writer one by
+     * one on a machine with few cores.
      */
     private void grant(Waiter chain) {
         Waiter settleFirst = null;
         Waiter settleLast = null;
+        Waiter wakeFirst = null;
+        Waiter wakeLast = null;
         Waiter w = chain;
         while (w != null) {
             Waiter next = w.next;
@@ -510,7 +551,15 @@ public abstract class WaiterQueue {
             w.prev = null;
             hook(Point.BETWEEN_POP_AND_COMPLETION);
             if (w.tryGrant()) {
-                if (w.signalGrantedUnlessAsync()) {
+                w.unregister();
+                if (w.isBlocking()) {
+                    if (wakeLast == null) {
+                        wakeFirst = w;
+                    } else if (!wakeLast.linkWake(w)) {
+                        w.wakeIfParked(); // the one before already ran and passed its wake-up on
+                    }
+                    wakeLast = w;
+                } else {
                     // an async waiter: settled below, in order, once every popped waiter is decided
                     if (settleLast == null) {
                         settleFirst = w;
@@ -537,6 +586,9 @@ public abstract class WaiterQueue {
                 }
             }
             w = next;
+        }
+        if (wakeFirst != null) {
+            wakeFirst.wakeIfParked();
         }
         if (settleFirst != null) {
             Trampoline.settleInOrder(settleFirst);
