@@ -42,7 +42,11 @@ import org.openjdk.jmh.infra.Blackhole;
  *       The fair locks hand over on every release once the other thread waits; the unfair
  *       {@code ReentrantLock} lets the releasing thread barge back in, which the row shows.
  *   <li>{@code contended}: every thread acquires, works a little, releases; throughput (ops/us),
- *       {@link Scales run once per thread count}.
+ *       {@link Scales run once per thread count}: the lock is always wanted (100% duty).
+ *   <li>{@code contendedThink}: as {@code contended}, then {@code think} tokens of
+ *       {@link Blackhole#consumeCPU} outside the lock (0, 100, 1000: none, roughly a hundred
+ *       nanoseconds, roughly a microsecond), so a waiter's spin can meet the holder's release and
+ *       a park per handoff shows.
  * </ul>
  *
  * <p>Implementations ({@code impl}): {@code refpool}; {@code reentrant-lock} and
@@ -254,6 +258,13 @@ public class MutexBenchmark {
 
     private static final Runnable LITTLE_WORK = () -> Blackhole.consumeCPU(WORK);
 
+    /** Work outside the lock between two acquires of one thread, in {@link Blackhole#consumeCPU} tokens. */
+    @State(Scope.Benchmark)
+    public static class Think {
+        @Param({"0", "100", "1000"})
+        public int think;
+    }
+
     @Benchmark
     public void tryLockUnlock(Subject subject) {
         Lock lock = subject.lock;
@@ -286,5 +297,14 @@ public class MutexBenchmark {
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void contended(Subject subject) throws InterruptedException {
         subject.lock.withLock(LITTLE_WORK);
+    }
+
+    @Benchmark
+    @Scales
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void contendedThink(Subject subject, Think think) throws InterruptedException {
+        subject.lock.withLock(LITTLE_WORK);
+        Blackhole.consumeCPU(think.think);
     }
 }

@@ -4,13 +4,18 @@ import static io.refpool.testkit.TestKit.BOUND;
 import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.refpool.core.ObjectCreationException;
+import io.refpool.core.RefPool;
 import io.refpool.testkit.TestKit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +32,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The code of {@code docs/guide.md}, compiled and run. Each sample is a region between {@code //
@@ -39,7 +45,7 @@ public class GuideSamplesTest {
     private static final Path GUIDE = Path.of("../docs/guide.md");
     private static final Path PACKAGE = Path.of("src/test/java/io/refpool/core/guide");
     private static final List<String> SAMPLE_FILES =
-            List.of("LuaTenant.java", "Plugin.java", "TenantHost.java", "HostExample.java");
+            List.of("LuaTenant.java", "Plugin.java", "TenantHost.java", "Preludes.java", "HostExample.java");
 
     private final List<LuaTenant> opened = new CopyOnWriteArrayList<>();
     private final TenantHost host = new TenantHost(opened::add);
@@ -62,6 +68,20 @@ public class GuideSamplesTest {
         assertEquals(2, host.trim(), "both idle interpreters closed");
         assertEquals(0, host.settledStats().idle());
         assertEquals(3, opened.size());
+    }
+
+    @Test
+    void aPreludeThatCannotBeReadFailsTheAcquireAndTheNextOneReadsItAgain(@TempDir Path preludes) throws Exception {
+        RefPool<String, LuaTenant> pool = Preludes.interpreters(preludes);
+        try {
+            ObjectCreationException missing = assertThrows(
+                    ObjectCreationException.class, () -> pool.call("acme", lua -> lua.eval("return greeting")));
+            assertInstanceOf(NoSuchFileException.class, missing.getCause());
+            Files.writeString(preludes.resolve("acme.lua"), "greeting = 'hello'");
+            assertEquals("hello", pool.call("acme", lua -> lua.eval("return greeting")), "the factory ran again");
+        } finally {
+            pool.close();
+        }
     }
 
     @Test

@@ -95,8 +95,8 @@ public abstract class WaiterQueue {
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
 
-    /** Rounds a recent grant took to reach a spinning waiter (moving average; plain, racy). */
-    private int spinEstimate = MIN_SPIN_ROUNDS;
+    /** How many rounds the next spinning waiter spins (adaptive, see spinBeforeParking; plain, racy). */
+    private int spinBudget = SPIN_ROUNDS;
 
     /** Blocking waiters of this queue spinning before their first park, see {@link #spinBeforeParking}. */
     @SuppressWarnings("unused") // accessed through SPINNERS
@@ -255,7 +255,9 @@ public abstract class WaiterQueue {
             return true;
         }
         long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
-        spinBeforeParking(waiter);
+        if (outcome == Publication.QUEUED_FIRST) {
+            spinBeforeParking(waiter);
+        }
         if (waiter.phase() == Waiter.WAITING) {
             hook(Point.BEFORE_PARKED_FLAG);
             waiter.publishParked(); // then the phase is read again below, before any park
@@ -314,10 +316,12 @@ public abstract class WaiterQueue {
      * wake-up latency, and the granter, seeing no parked flag, does not unpark at all. It only
      * delays the park: the phase is re-read after the flag is published.
      *
-     * <p>The budget adapts to the queue's recent handoffs: {@code spinEstimate} is a moving average
-     * of the rounds a grant took to arrive while spinning, and the budget is twice that plus a
-     * floor, capped at {@link #SPIN_ROUNDS}; a spin that ends in a park shrinks the estimate, so
-     * holds longer than any budget soon cost almost no spinning. No more threads spin than there
+     * <p>Only a waiter that joined an empty queue spins (the next grant is its own; one further
+     * back would wait out several holds). The budget adapts to the queue's recent handoffs, as
+     * HotSpot's adaptive spinning for monitors does: a spin that meets its grant raises
+     * {@code spinBudget} by half (up to {@link #SPIN_ROUNDS}), one that ends in a park lowers it by
+     * an eighth (down to {@link #MIN_SPIN_ROUNDS}), so short holds keep a budget that catches them
+     * and holds longer than any budget soon cost little spinning. No more threads spin than there
      * are other cores, so a spinner never keeps the holder off a core, and a virtual thread spins
      * at most {@link #VIRTUAL_SPIN_ROUNDS}, about what its cheap park costs, since it spins on a
      * carrier other virtual threads need.
@@ -331,18 +335,17 @@ public abstract class WaiterQueue {
             return;
         }
         try {
-            int estimate = spinEstimate;
-            int budget = Math.min(2 * estimate + MIN_SPIN_ROUNDS, SPIN_ROUNDS);
-            if (VirtualThreads.isVirtual(Thread.currentThread())) {
-                budget = Math.min(budget, VIRTUAL_SPIN_ROUNDS);
-            }
-            int rounds = 0;
-            while (rounds < budget && waiter.phase() == Waiter.WAITING) {
+            int budget = spinBudget;
+            int rounds =
+                    VirtualThreads.isVirtual(Thread.currentThread()) ? Math.min(budget, VIRTUAL_SPIN_ROUNDS) : budget;
+            while (rounds > 0 && waiter.phase() == Waiter.WAITING) {
                 Thread.onSpinWait();
-                rounds++;
+                rounds--;
             }
             // racy on purpose: a lost update only makes the next budget a little off
-            spinEstimate = rounds < budget ? estimate + (rounds - estimate) / 8 : estimate - estimate / 4;
+            spinBudget = waiter.phase() != Waiter.WAITING
+                    ? Math.min(SPIN_ROUNDS, budget + (budget >> 1) + MIN_SPIN_ROUNDS)
+                    : Math.max(MIN_SPIN_ROUNDS, budget - (budget >> 3));
         } finally {
             SPINNERS.getAndAdd(this, -1);
         }
@@ -363,7 +366,10 @@ public abstract class WaiterQueue {
 
     private enum Publication {
         ACQUIRED,
+        /** Linked behind other waiters. */
         QUEUED,
+        /** Linked into an empty queue: the next grant is its own. */
+        QUEUED_FIRST,
         CANCELLED
     }
 
@@ -409,7 +415,7 @@ public abstract class WaiterQueue {
             tail = waiter;
             waiter.linked = true;
             length = length + 1;
-            return Publication.QUEUED;
+            return last == null ? Publication.QUEUED_FIRST : Publication.QUEUED;
         } finally {
             queueLock.unlock();
         }
@@ -684,6 +690,19 @@ public abstract class WaiterQueue {
      * @param what names the lock and the hold in the message of an interrupt before the call
      */
     public final Guard acquireGuardBlocking(int arg, CancellationToken token, String what) throws InterruptedException {
+        // the free hold of a caller neither interrupted nor cancelled, in a method small enough to
+        // inline into every caller whatever the JIT compiled first: the guard is then removed
+        if (token == null
+                || Thread.currentThread().isInterrupted()
+                || token.isCancellationRequested()
+                || !tryAcquireForGuard(arg)) {
+            awaitGuardBlocking(arg, token, what);
+        }
+        return readyGuard(arg); // one allocation site: the JIT can remove an uncontended guard
+    }
+
+    /** The rest of {@link #acquireGuardBlocking}: the bad token, the interrupt, the cancel, the wait. */
+    private void awaitGuardBlocking(int arg, CancellationToken token, String what) throws InterruptedException {
         requireToken(token);
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring " + what);
@@ -692,7 +711,6 @@ public abstract class WaiterQueue {
         if (!tryAcquireForGuard(arg)) {
             awaitGrant(arg, token); // parks until granted
         }
-        return readyGuard(arg); // one allocation site: the JIT can remove an uncontended guard
     }
 
     /** {@code tryAcquire()} of every front: the guard of a free hold, or empty. */
