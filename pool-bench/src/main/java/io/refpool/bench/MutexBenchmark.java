@@ -4,15 +4,19 @@ import com.ibm.asyncutil.locks.AsyncLock;
 import com.ibm.asyncutil.locks.FairAsyncLock;
 import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.Guard;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.annotations.GroupThreads;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -258,6 +262,35 @@ public class MutexBenchmark {
 
     private static final Runnable LITTLE_WORK = () -> Blackhole.consumeCPU(WORK);
 
+    /**
+     * CPU time per operation of {@link #contendedThink}, so that what spinning costs shows beside the
+     * throughput it buys: each benchmark thread counts its operations and its own CPU time (read
+     * every 1,024 operations, so the reading does not weigh on the row), reported by JMH as the
+     * secondary results {@code ops} and {@code cpuNanos}; the runner shows their ratio.
+     */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class CpuTime {
+        private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+        public long ops;
+        public long cpuNanos;
+        private long start;
+
+        @Setup(Level.Iteration)
+        public void start() {
+            ops = 0;
+            cpuNanos = 0;
+            start = THREADS.getCurrentThreadCpuTime();
+        }
+
+        void count() {
+            if ((++ops & 1023) == 0) {
+                cpuNanos = THREADS.getCurrentThreadCpuTime() - start;
+            }
+        }
+    }
+
     /** Work outside the lock between two acquires of one thread, in {@link Blackhole#consumeCPU} tokens. */
     @State(Scope.Benchmark)
     public static class Think {
@@ -303,8 +336,9 @@ public class MutexBenchmark {
     @Scales
     @BenchmarkMode(Mode.Throughput)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public void contendedThink(Subject subject, Think think) throws InterruptedException {
+    public void contendedThink(Subject subject, Think think, CpuTime cpu) throws InterruptedException {
         subject.lock.withLock(LITTLE_WORK);
         Blackhole.consumeCPU(think.think);
+        cpu.count();
     }
 }

@@ -44,7 +44,8 @@ final class CsvWriter {
             "ratio_median",
             "ratio_min",
             "ratio_max",
-            "creations_per_1k");
+            "creations_per_1k",
+            "cpu_ns_per_op");
 
     private final int cores;
 
@@ -82,7 +83,8 @@ final class CsvWriter {
                         ratio.map(r -> Numbers.exact(r.median())).orElse(""),
                         ratio.map(r -> Numbers.exact(r.min())).orElse(""),
                         ratio.map(r -> Numbers.exact(r.max())).orElse(""),
-                        Numbers.exact(impl.creationsPer1k()))));
+                        Numbers.exact(impl.creationsPer1k()),
+                        Numbers.exact(impl.cpuNanosPerOp()))));
             }
         }
         return csv.toString();

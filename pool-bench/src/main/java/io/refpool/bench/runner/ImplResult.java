@@ -24,6 +24,8 @@ import java.util.List;
  *     GC profiler): a JIT outcome that differs between forks shows here, not in the mean
  * @param creationsPer1k objects created per 1,000 requests, from a benchmark's {@code creations} and
  *     {@code requests} counters (JMH {@code @AuxCounters}); {@code NaN} in a benchmark without them
+ * @param cpuNanosPerOp CPU time per operation, summed over the benchmark threads, from a
+ *     benchmark's {@code cpuNanos} and {@code ops} counters; {@code NaN} in a benchmark without them
  */
 record ImplResult(
         String impl,
@@ -35,7 +37,8 @@ record ImplResult(
         double bytesPerOp,
         List<Double> forkScores,
         List<Double> forkBytesPerOp,
-        double creationsPer1k) {
+        double creationsPer1k,
+        double cpuNanosPerOp) {
 
     /** The implementation name of a benchmark without an {@code impl} parameter. */
     static final String NO_IMPL = "";
@@ -45,7 +48,7 @@ record ImplResult(
         forkBytesPerOp = List.copyOf(forkBytesPerOp);
     }
 
-    /** A result of a benchmark that counts no creations. */
+    /** A result of a benchmark that counts neither creations nor CPU time. */
     ImplResult(
             String impl,
             double score,
@@ -56,7 +59,7 @@ record ImplResult(
             double bytesPerOp,
             List<Double> forkScores,
             List<Double> forkBytesPerOp) {
-        this(impl, score, error, unit, p50, p99, bytesPerOp, forkScores, forkBytesPerOp, Double.NaN);
+        this(impl, score, error, unit, p50, p99, bytesPerOp, forkScores, forkBytesPerOp, Double.NaN, Double.NaN);
     }
 
     boolean isRefpool() {

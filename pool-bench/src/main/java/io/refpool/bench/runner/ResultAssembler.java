@@ -26,6 +26,10 @@ final class ResultAssembler {
     static final String CREATIONS = "creations";
 
     static final String REQUESTS = "requests";
+    /** A benchmark's {@code @AuxCounters} of its threads' CPU time and of their operations. */
+    static final String CPU_NANOS = "cpuNanos";
+
+    static final String OPS = "ops";
 
     private ResultAssembler() {}
 
@@ -48,17 +52,18 @@ final class ResultAssembler {
                 allocation == null
                         ? List.of()
                         : forks.stream().map(ResultAssembler::bytesPerOp).toList(),
-                creationsPer1k(merged));
+                ratio(merged, CREATIONS, REQUESTS, 1000.0),
+                ratio(merged, CPU_NANOS, OPS, 1.0));
     }
 
-    /** {@return 1,000 × creations ÷ requests over all forks}, or NaN without those counters */
-    private static double creationsPer1k(RunResult merged) {
-        Result<?> creations = merged.getSecondaryResults().get(CREATIONS);
-        Result<?> requests = merged.getSecondaryResults().get(REQUESTS);
-        if (creations == null || requests == null || requests.getScore() <= 0) {
+    /** {@return {@code scale} × counter ÷ per over all forks}, or NaN without those counters */
+    private static double ratio(RunResult merged, String counter, String per, double scale) {
+        Result<?> numerator = merged.getSecondaryResults().get(counter);
+        Result<?> denominator = merged.getSecondaryResults().get(per);
+        if (numerator == null || denominator == null || denominator.getScore() <= 0) {
             return Double.NaN;
         }
-        return 1000.0 * creations.getScore() / requests.getScore();
+        return scale * numerator.getScore() / denominator.getScore();
     }
 
     private static double bytesPerOp(RunResult fork) {

@@ -72,6 +72,12 @@ final class TableFormatter {
         if (churn) {
             columns.add(new Column("creations/1k", true));
         }
+        boolean cpu = suite.rows().stream()
+                .flatMap(r -> r.results().stream())
+                .anyMatch(i -> !Double.isNaN(i.cpuNanosPerOp()));
+        if (cpu) {
+            columns.add(new Column("cpu ns/op", true));
+        }
         if (compared) {
             columns.add(new Column("refpool speedup", false));
         }
@@ -107,6 +113,9 @@ final class TableFormatter {
                             Double.isNaN(impl.creationsPer1k())
                                     ? ""
                                     : String.format(Locale.ROOT, "%.1f", impl.creationsPer1k()));
+                }
+                if (cpu) {
+                    cells.add(Double.isNaN(impl.cpuNanosPerOp()) ? "" : Numbers.compact(impl.cpuNanosPerOp()));
                 }
                 if (compared) {
                     cells.add(result.ratio(impl).map(TableFormatter::speedup).orElse(""));

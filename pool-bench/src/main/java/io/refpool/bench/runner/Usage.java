@@ -63,7 +63,7 @@ final class Usage {
                   SUITE.json  JMH's raw results (JMH JSON format), one entry per fork and implementation
                   SUITE.csv   the table, one line per row and implementation: score, error, unit, p50, p99,
                               bytes_per_op, forks, bytes_per_op_by_fork, ratio_median, ratio_min, ratio_max,
-                              creations_per_1k (benchmarks that count creations)
+                              creations_per_1k, cpu_ns_per_op (benchmarks that count them)
                   SUITE.svg   throughput against threads of the @Scales benchmarks, one panel per benchmark
                               and parameters, one line per implementation (only for suites that scale)
                   jmh.log     JMH's own report of every run, to diagnose a failed run

@@ -110,4 +110,38 @@ class TableFormatterTest {
         assertEquals("benchmark       mode  threads  score   error  unit   B/op", floorLines.get(1));
         assertEquals("casUncontended  avgt        1  5.250  0.5000  ns/op   0.0", floorLines.get(2));
     }
+
+    @Test
+    void countedCreationsAndCpuTimeGetTheirOwnColumns() {
+        Row row = new Row(
+                "pool",
+                "io.refpool.bench.PoolBenchmark",
+                "churnRequest",
+                Mode.Throughput,
+                new java.util.TreeMap<>(Map.of()),
+                1,
+                false,
+                List.of());
+        SuiteResult pool = new SuiteResult(
+                "pool",
+                "PoolBenchmark",
+                List.of(new RowResult(
+                        row,
+                        List.of(new ImplResult(
+                                ImplResult.NO_IMPL,
+                                1000.0,
+                                10.0,
+                                "ops/s",
+                                Double.NaN,
+                                Double.NaN,
+                                Double.NaN,
+                                List.of(1000.0),
+                                List.of(),
+                                802.25,
+                                1234.5)),
+                        List.of())));
+        List<String> lines = new TableFormatter(2).format(pool).lines().toList();
+        assertTrue(lines.get(1).endsWith("creations/1k  cpu ns/op"), lines.get(1));
+        assertTrue(lines.get(2).matches(".*802\\.3 +1235$"), lines.get(2));
+    }
 }
