@@ -385,7 +385,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     for another thread's batch (the interrupt status is kept; nothing is lost)
      */
     public void flush() {
-        core.flush();
+        core.control().flush();
     }
 
     /**
@@ -404,7 +404,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      */
     public boolean invalidate(K key) {
-        return core.invalidate(key);
+        return core.control().invalidate(key);
     }
 
     /**
@@ -419,7 +419,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      */
     public int clearIdle() {
-        return core.clearIdle();
+        return core.control().clearIdle();
     }
 
     /** {@return the pool's name}: the builder's {@code name(...)}, or a generated {@code refpool-N} */

@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.refpool.core.internal.PoolCore;
+import io.refpool.core.internal.PoolReadings;
 import java.util.Objects;
 import java.util.function.ToDoubleFunction;
 
@@ -51,7 +51,7 @@ import java.util.function.ToDoubleFunction;
  * gauges do; a closed pool keeps reporting its final counts until it is collected.
  */
 public final class RefPoolMetrics implements MeterBinder {
-    private final PoolCore<?, ?> core;
+    private final PoolReadings core;
     private final Tags tags;
 
     /**
@@ -72,33 +72,35 @@ public final class RefPoolMetrics implements MeterBinder {
      * @throws NullPointerException if either argument is null
      */
     public RefPoolMetrics(RefPool<?, ?> pool, Iterable<Tag> extraTags) {
-        this.core = Objects.requireNonNull(pool, "pool").core();
-        this.tags = Tags.of(Objects.requireNonNull(extraTags, "extraTags")).and("pool", core.name());
+        RefPool<?, ?> checked = Objects.requireNonNull(pool, "pool");
+        this.core = checked.core().readings();
+        this.tags = Tags.of(Objects.requireNonNull(extraTags, "extraTags"))
+                .and("pool", checked.core().name());
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
-        gauge(registry, "refpool.objects", "objects with a reference", PoolCore::liveNow, Tags.of("state", "live"));
+        gauge(registry, "refpool.objects", "objects with a reference", PoolReadings::liveNow, Tags.of("state", "live"));
         gauge(
                 registry,
                 "refpool.objects",
                 "objects at count 0, not yet disposed",
-                PoolCore::idleNow,
+                PoolReadings::idleNow,
                 Tags.of("state", "idle"));
         gauge(
                 registry,
                 "refpool.pending.releases",
                 "releases enqueued and not yet applied",
-                PoolCore::pendingNow,
+                PoolReadings::pendingNow,
                 Tags.empty());
         gauge(
                 registry,
                 "refpool.capacity.waiters",
                 "acquires in line for capacity",
-                PoolCore::capacityWaitersNow,
+                PoolReadings::capacityWaitersNow,
                 Tags.empty());
-        counter(registry, "refpool.creations", "objects the factory created", PoolCore::creations, Tags.empty());
+        counter(registry, "refpool.creations", "objects the factory created", PoolReadings::creations, Tags.empty());
         for (DisposalCause cause : DisposalCause.values()) {
             counter(
                     registry,
@@ -107,9 +109,14 @@ public final class RefPoolMetrics implements MeterBinder {
                     c -> c.disposals(cause),
                     Tags.of("cause", cause.name()));
         }
-        counter(registry, "refpool.idle.hits", "acquires served by an idle object", PoolCore::idleHits, Tags.empty());
-        counter(registry, "refpool.drains", "batches of deferred releases applied", PoolCore::drains, Tags.empty());
-        counter(registry, "refpool.leaks", "handles found unreachable while open", PoolCore::leaks, Tags.empty());
+        counter(
+                registry,
+                "refpool.idle.hits",
+                "acquires served by an idle object",
+                PoolReadings::idleHits,
+                Tags.empty());
+        counter(registry, "refpool.drains", "batches of deferred releases applied", PoolReadings::drains, Tags.empty());
+        counter(registry, "refpool.leaks", "handles found unreachable while open", PoolReadings::leaks, Tags.empty());
     }
 
     private void gauge(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
@@ -126,13 +133,13 @@ public final class RefPoolMetrics implements MeterBinder {
                 .register(registry);
     }
 
-    private static ToDoubleFunction<PoolCore<?, ?>> asDouble(ToLong reading) {
+    private static ToDoubleFunction<PoolReadings> asDouble(ToLong reading) {
         return c -> reading.applyAsLong(c);
     }
 
     /** One reading of the pool. */
     @FunctionalInterface
     private interface ToLong {
-        long applyAsLong(PoolCore<?, ?> core);
+        long applyAsLong(PoolReadings readings);
     }
 }

@@ -83,33 +83,53 @@ class CapacityNoChurnTest {
     }
 
     /**
+     * A pool full at {@code maxObjects(2)} with "a" held and "x" idle-to-be, and an
+     * {@code acquireAsync("k")} held just before it joins the line: its attempt found no "k" and no
+     * capacity. Then this thread idles "x" (nobody is counted in line yet) and creates "k" with x's
+     * permit, while the waiter still has not joined.
+     */
+    private static final class JoinRace {
+        final Engine engine = new Engine();
+        final RefPool<String, Session> pool =
+                engine.build(engine.builder().maxObjects(2).idle(cache -> cache.executor(Runnable::run)));
+        final TestPoolHooks hooks = hooks(pool);
+        final AtomicReference<CompletableFuture<Handle<Session>>> waiting = new AtomicReference<>();
+        final Forked<Void> waiter = unstartedRun("waiter", () -> waiting.set(acquireAsync(pool, "k")));
+        final TestPoolHooks.Pause joining = hooks.pause(Point.CAPACITY_JOINING, waiter.thread);
+        Handle<Session> a;
+        Handle<Session> k;
+
+        /** Starts the waiter, holds it before it joins, and creates "k" meanwhile. */
+        JoinRace createKeyWhileTheWaiterJoins() throws Exception {
+            Handle<Session> x;
+            try (Attachment attached = pool.attach()) {
+                a = pool.acquire("a");
+                x = pool.acquire("x");
+            }
+            waiter.start();
+            joining.awaitArrival();
+            try (Attachment attached = pool.attach()) {
+                x.close(); // nobody counted in line yet: "x" idles
+                k = pool.acquire("k"); // reclaims idle "x" for its permit and creates "k"; nobody to serve
+            }
+            return this;
+        }
+    }
+
+    /**
      * A waiter about to join the line while another thread creates its key: joining, it looks at
      * its key again and shares the object (before: it waited for a permit while its key was live).
      */
     @Test
     void aWaiterThatJoinsJustAfterItsKeyWasCreatedSharesIt() throws Exception {
-        Engine engine = new Engine();
-        RefPool<String, Session> pool =
-                engine.build(engine.builder().maxObjects(2).idle(cache -> cache.executor(Runnable::run)));
-        TestPoolHooks hooks = hooks(pool);
-        Handle<Session> a;
-        Handle<Session> x;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-            x = pool.acquire("x");
-        }
-        AtomicReference<CompletableFuture<Handle<Session>>> waiting = new AtomicReference<>();
-        Forked<Void> waiter = unstartedRun("waiter", () -> waiting.set(acquireAsync(pool, "k")));
-        TestPoolHooks.Pause joining = hooks.pause(Point.CAPACITY_JOINING, waiter.thread);
-        waiter.start();
-        joining.awaitArrival(); // its attempt found no "k" and no capacity
-
-        Handle<Session> k;
-        try (Attachment attached = pool.attach()) {
-            x.close(); // nobody counted in line yet: "x" idles
-            k = pool.acquire("k"); // reclaims idle "x" for its permit and creates "k"
-        }
-        joining.proceed();
+        JoinRace race = new JoinRace().createKeyWhileTheWaiterJoins();
+        Engine engine = race.engine;
+        RefPool<String, Session> pool = race.pool;
+        Forked<Void> waiter = race.waiter;
+        AtomicReference<CompletableFuture<Handle<Session>>> waiting = race.waiting;
+        Handle<Session> a = race.a;
+        Handle<Session> k = race.k;
+        race.joining.proceed();
         waiter.join();
         Handle<Session> shared = joinWithin(waiting.get());
         assertSame(k.get(), shared.get());
@@ -134,29 +154,16 @@ class CapacityNoChurnTest {
      */
     @Test
     void anObjectReachingZeroGoesToAWaiterForItsOwnKeyBeforeItIsDisposed() throws Exception {
-        Engine engine = new Engine();
-        RefPool<String, Session> pool =
-                engine.build(engine.builder().maxObjects(2).idle(cache -> cache.executor(Runnable::run)));
-        TestPoolHooks hooks = hooks(pool);
-        Handle<Session> a;
-        Handle<Session> x;
-        try (Attachment attached = pool.attach()) {
-            a = pool.acquire("a");
-            x = pool.acquire("x");
-        }
-        AtomicReference<CompletableFuture<Handle<Session>>> waiting = new AtomicReference<>();
-        Forked<Void> waiter = unstartedRun("waiter", () -> waiting.set(acquireAsync(pool, "k")));
-        TestPoolHooks.Pause joining = hooks.pause(Point.CAPACITY_JOINING, waiter.thread);
-        TestPoolHooks.Pause queued = hooks.pause(Point.CAPACITY_QUEUED, waiter.thread);
-        waiter.start();
-        joining.awaitArrival();
-
-        Handle<Session> k;
-        try (Attachment attached = pool.attach()) {
-            x.close();
-            k = pool.acquire("k"); // created while the waiter is not yet in line: nobody to serve
-        }
-        joining.proceed();
+        JoinRace race = new JoinRace();
+        TestPoolHooks.Pause queued = race.hooks.pause(Point.CAPACITY_QUEUED, race.waiter.thread);
+        race.createKeyWhileTheWaiterJoins();
+        Engine engine = race.engine;
+        RefPool<String, Session> pool = race.pool;
+        Forked<Void> waiter = race.waiter;
+        AtomicReference<CompletableFuture<Handle<Session>>> waiting = race.waiting;
+        Handle<Session> a = race.a;
+        Handle<Session> k = race.k;
+        race.joining.proceed();
         queued.awaitArrival(); // in line and counted, not yet looking at "k" again
         Session kObject = k.get();
         try (Attachment attached = pool.attach()) {

@@ -171,7 +171,7 @@ class FactoryAndDisposerTest {
 
         use(pool, "expires");
         ticker.advance(Duration.ofMinutes(2));
-        pool.core().cachedCount(); // runs the cache's maintenance, which finds the expiry
+        pool.core().control().cachedCount(); // runs the cache's maintenance, which finds the expiry
         pool.flush();
         assertEquals(1, pool.stats().disposals(DisposalCause.EXPIRED));
 

@@ -44,12 +44,15 @@ class IdleBoundTest {
             pool.acquire("k").close(); // the key's new object idles: the cache holds it
             return null;
         });
-        assertEquals(1, pool.core().cachedCount());
+        assertEquals(1, pool.core().control().cachedCount());
         beforePut.proceed(); // the old object's put lands now
         releaser.join();
 
         assertEquals(1, pool.stats().idle(), "the new object idles");
-        assertEquals(1, pool.core().cachedCount(), "and the cache still holds it: the stale put displaced nothing");
+        assertEquals(
+                1,
+                pool.core().control().cachedCount(),
+                "and the cache still holds it: the stale put displaced nothing");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }
@@ -79,8 +82,8 @@ class IdleBoundTest {
         pool.flush(); // evictions the last puts queued are applied
         assertTrue(
                 pool.stats().idle() <= 16,
-                () -> pool.stats() + ", cached " + pool.core().cachedCount());
-        assertEquals(pool.stats().idle(), pool.core().cachedCount(), "every idle object is in the cache");
+                () -> pool.stats() + ", cached " + pool.core().control().cachedCount());
+        assertEquals(pool.stats().idle(), pool.core().control().cachedCount(), "every idle object is in the cache");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }

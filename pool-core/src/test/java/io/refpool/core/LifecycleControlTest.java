@@ -182,7 +182,7 @@ class LifecycleControlTest {
         assertTrue(pool.invalidate("a"), "invalidate attaches as needed");
         assertEquals(1, old.disposals.get());
         assertEquals(0, pool.stats().idle());
-        assertEquals(0, pool.core().cachedCount(), "out of the cache too");
+        assertEquals(0, pool.core().control().cachedCount(), "out of the cache too");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }
@@ -209,7 +209,7 @@ class LifecycleControlTest {
         releaser.join();
         assertEquals(1, old.disposals.get(), "once");
         assertEquals(0, pool.stats().idle());
-        assertEquals(0, pool.core().cachedCount(), "no disposed object stays cached");
+        assertEquals(0, pool.core().control().cachedCount(), "no disposed object stays cached");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }
@@ -230,7 +230,7 @@ class LifecycleControlTest {
         assertEquals(1, resources.created("idle-2").disposals.get());
         assertEquals(0, resources.created("live").disposals.get(), "in use: left alone");
         assertEquals(0, pool.stats().idle());
-        assertEquals(0, pool.core().cachedCount(), "the cache let go of both");
+        assertEquals(0, pool.core().control().cachedCount(), "the cache let go of both");
         assertEquals(1, pool.stats().live());
         assertEquals(0, pool.clearIdle(), "nothing idle left");
 

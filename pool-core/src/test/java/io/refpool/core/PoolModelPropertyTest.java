@@ -598,7 +598,9 @@ class PoolModelPropertyTest {
                     "live, idle, pending, drains, creations, disposals, idle hits: " + stats);
             assertEquals(
                     List.of(stats.live(), stats.idle()),
-                    List.of(pool.core().liveNow(), pool.core().idleNow()),
+                    List.of(
+                            pool.core().readings().liveNow(),
+                            pool.core().readings().idleNow()),
                     "the meters' event counters agree with the scan of stats()");
             assertEquals(inLine.size(), stats.capacityWaiters());
             assertEquals(capacityEvictions, stats.evictions(EvictionCause.CAPACITY));

@@ -118,8 +118,8 @@ final class TestKeyedConcurrentRun {
         assertEquals(0, stats.live());
         assertEquals(0, stats.idle());
         assertEquals(0, stats.capacityWaiters());
-        assertEquals(0, pool.core().liveNow(), "the meters' live count");
-        assertEquals(0, pool.core().idleNow(), "the meters' idle count");
+        assertEquals(0, pool.core().readings().liveNow(), "the meters' live count");
+        assertEquals(0, pool.core().readings().idleNow(), "the meters' idle count");
         assertEquals(stats.creations(), stats.disposals());
         assertEquals(engine.factoryCalls.get(), engine.created.size());
         for (CompletableFuture<Handle<Session>> future : futures) {

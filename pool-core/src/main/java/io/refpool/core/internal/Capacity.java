@@ -170,7 +170,7 @@ final class Capacity<K, V> {
         core.counters.reachedZero();
         IdleTier<K, V> idle = core.idle;
         if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
-            core.disposeIdle(entry, s, DisposalCause.INVALIDATED);
+            core.control.disposeIdle(entry, s, DisposalCause.INVALIDATED);
         } else if (core.isClosed()) {
             core.disposals.claim(entry, s, DisposalCause.CLOSED);
         } else if (waiters() > 0) {

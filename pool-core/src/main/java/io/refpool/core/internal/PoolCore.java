@@ -36,6 +36,7 @@ import java.util.function.Function;
  *   {@link Capacity}           permits, the line of waiters, the waiter-versus-idle race
  *   {@link Disposals}          the claim, the per-thread work list, the disposer call
  *   {@link LeakTracker}        handles that become unreachable while open
+ *   {@link LifecycleControl}   flush, invalidate and clearIdle: retiring objects on demand
  *
  *   lifecycle   to        by
  *   OPEN        CLOSING   the first close(); new attaches and acquires are refused from here on
@@ -78,6 +79,8 @@ public final class PoolCore<K, V> {
     final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
     private final Calls<K, V> calls;
+    final LifecycleControl<K, V> control;
+    private final PoolReadings readings;
     /** Whether {@code Handle.get()} checks that its thread may use the object. */
     final boolean strictAccess;
 
@@ -110,6 +113,8 @@ public final class PoolCore<K, V> {
         this.acquirer = new Acquirer<>(this);
         this.strictAccess = config.strictAccess();
         this.calls = new Calls<>(this);
+        this.control = new LifecycleControl<>(this);
+        this.readings = new PoolReadings(this);
     }
 
     // ---------------------------------------------------------------- wiring and lifecycle
@@ -318,103 +323,16 @@ public final class PoolCore<K, V> {
         }
     }
 
-    // ---------------------------------------------------------------- lifecycle control
+    // ---------------------------------------------------------------- lifecycle control and readings
 
-    /**
-     * Applies every release pending when called, attaching as needed, and waits for batches other
-     * threads are applying. A closed pool has none: close applied them.
-     */
-    public void flush() {
-        if (isClosed()) {
-            return;
-        }
-        AttachState s;
-        try {
-            s = attacher.enterClosure("flush()");
-        } catch (PoolClosedException closedMeanwhile) {
-            return;
-        }
-        int level = s.depth;
-        try {
-            releases.flush(s);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while flush() waited for releases another thread is"
-                    + " applying; the interrupt status is kept, and those releases are still applied");
-        } finally {
-            attacher.exitClosure(s, level);
-        }
+    /** {@return flush, invalidate, clearIdle} */
+    public LifecycleControl<K, V> control() {
+        return control;
     }
 
-    /**
-     * Retires the key's current object: new acquires get a new one; holders keep this one, which is
-     * disposed when its last handle closes, at once if it is idle.
-     *
-     * @return whether an object was retired (false: the key had none, or it was retired already)
-     */
-    public boolean invalidate(K key) {
-        Objects.requireNonNull(key, "key");
-        AttachState s = attacher.enterClosure("invalidate()");
-        int level = s.depth;
-        try {
-            Entry<K, V> entry = slots.entry(key);
-            if (entry == null || !slots.vacate(entry) || !entry.retire()) {
-                return false;
-            }
-            if (entry.count() == 0) { // idle now; one in use goes when its count reaches 0 (Capacity.reachedZero)
-                disposeIdle(entry, s, DisposalCause.INVALIDATED);
-            }
-            return true;
-        } finally {
-            attacher.exitClosure(s, level);
-        }
-    }
-
-    /**
-     * Disposes every object that is idle (count 0) when the scan reaches it, attached.
-     *
-     * @return how many this call disposed
-     */
-    public int clearIdle() {
-        AttachState s = attacher.enterClosure("clearIdle()");
-        int level = s.depth;
-        try {
-            int[] cleared = {0};
-            slots.forEachEntry(entry -> {
-                if (entry.count() == 0 && disposeIdle(entry, s, DisposalCause.CLEARED)) {
-                    cleared[0]++;
-                }
-            });
-            return cleared[0];
-        } finally {
-            attacher.exitClosure(s, level);
-        }
-    }
-
-    /**
-     * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
-     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}).
-     *
-     * @return whether this call claimed it (false: revived, or disposed already)
-     */
-    boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
-        if (!entry.tryDispose(cause)) {
-            return false;
-        }
-        if (idle != null && entry.isCached()) {
-            idle.remove(entry);
-        }
-        disposals.disposeClaimedInLoop(entry, s);
-        return true;
-    }
-
-    /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */
-    public long cachedCount() {
-        if (idle == null) {
-            return 0;
-        }
-        idle.cleanUp();
-        return idle.size();
+    /** {@return the counters' readings, for meters} */
+    public PoolReadings readings() {
+        return readings;
     }
 
     // ---------------------------------------------------------------- close and stats
@@ -483,53 +401,6 @@ public final class PoolCore<K, V> {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    // ---------------------------------------------------------------- readings for meters, none walks the keys
-
-    /** {@return objects with a reference now}, from the counters (see {@link PoolCounters#idleNow()}) */
-    public long liveNow() {
-        return Math.max(0, counters.existing() - counters.idleNow());
-    }
-
-    /** {@return objects at count 0 and not disposed now}, from the counters */
-    public long idleNow() {
-        return counters.idleNow();
-    }
-
-    /** {@return releases enqueued and not yet applied} */
-    public long pendingNow() {
-        return releases.queue().volatileSize();
-    }
-
-    /** {@return acquirers in line for capacity now} */
-    public long capacityWaitersNow() {
-        return capacity.waiters();
-    }
-
-    /** {@return objects created so far} */
-    public long creations() {
-        return counters.creations.sum();
-    }
-
-    /** {@return objects disposed so far for {@code cause}} */
-    public long disposals(DisposalCause cause) {
-        return counters.disposals(cause);
-    }
-
-    /** {@return deferred-release batches applied so far} */
-    public long drains() {
-        return counters.drains.sum();
-    }
-
-    /** {@return acquires served by an idle object so far} */
-    public long idleHits() {
-        return counters.idleHits.sum();
-    }
-
-    /** {@return handles found unreachable while open so far} */
-    public long leaks() {
-        return counters.leaks.sum();
     }
 
     public PoolStats stats() {

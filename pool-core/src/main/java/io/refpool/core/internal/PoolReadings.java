@@ -1,0 +1,67 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.DisposalCause;
+
+/**
+ * The readings a meter takes of a pool, each a few striped-counter sums: none walks the keys, as
+ * {@code stats()} does to count live and idle objects.
+ *
+ * <pre>{@code
+ * PoolReadings readings = core.readings();
+ * long idle = readings.idleNow();
+ * }</pre>
+ */
+public final class PoolReadings {
+    private final PoolCore<?, ?> core;
+    private final PoolCounters counters;
+
+    PoolReadings(PoolCore<?, ?> core) {
+        this.core = core;
+        this.counters = core.counters;
+    }
+
+    /** {@return objects with a reference now}, from the counters (see {@link PoolCounters#idleNow()}) */
+    public long liveNow() {
+        return Math.max(0, counters.existing() - counters.idleNow());
+    }
+
+    /** {@return objects at count 0 and not disposed now}, from the counters */
+    public long idleNow() {
+        return counters.idleNow();
+    }
+
+    /** {@return releases enqueued and not yet applied} */
+    public long pendingNow() {
+        return core.releases.queue().volatileSize();
+    }
+
+    /** {@return acquirers in line for capacity now} */
+    public long capacityWaitersNow() {
+        return core.capacity.waiters();
+    }
+
+    /** {@return objects created so far} */
+    public long creations() {
+        return counters.creations.sum();
+    }
+
+    /** {@return objects disposed so far for {@code cause}} */
+    public long disposals(DisposalCause cause) {
+        return counters.disposals(cause);
+    }
+
+    /** {@return deferred-release batches applied so far} */
+    public long drains() {
+        return counters.drains.sum();
+    }
+
+    /** {@return acquires served by an idle object so far} */
+    public long idleHits() {
+        return counters.idleHits.sum();
+    }
+
+    /** {@return handles found unreachable while open so far} */
+    public long leaks() {
+        return counters.leaks.sum();
+    }
+}
