@@ -41,10 +41,14 @@ import org.openjdk.jmh.infra.Blackhole;
  *   <li>{@code readers}: every thread takes the lock shared, works a little, releases; no writer.
  *       Throughput (ops/us), {@link Scales run once per thread count}: what the shared count costs
  *       as readers are added.
- *   <li>{@code mixed90} and {@code mixed50}: readers and writers in a fixed ratio of threads (9 to 1,
- *       2 to 2), each taking the lock, working a little inside and a little outside, in a loop.
- *       Latency of each acquire-work-release, sampled ({@code Mode.SampleTime}): the writer's p50
- *       and p99 show what writer preference buys, the readers' what it costs them.
+ *   <li>{@code mixed11}, {@code mixed90} and {@code mixed50}: readers and writers in a fixed ratio
+ *       of threads (1 to 1 on the two threads a 2-core machine runs at once; 9 to 1 and 2 to 2,
+ *       oversubscribed), each taking the lock, working a little inside and a little outside, in a
+ *       loop. Each group runs twice: sampled ({@code Mode.SampleTime}), for the latency of each
+ *       acquire-work-release, and in {@code Mode.Throughput}, for the operations of all threads
+ *       together (ops/us). The runner reports the group and each of its methods on a line of its
+ *       own: the writer's p50 and p99 show what the queue order buys it, the readers' what it costs
+ *       them, and the group's throughput what the whole mix gets done.
  *   <li>{@code handoff}: one writer and three readers with no work outside the lock, so the lock
  *       keeps passing from the writer to the batch of readers queued behind it and back; time per
  *       acquire-release cycle of each thread (ns/op).
@@ -306,9 +310,30 @@ public class SharedMutexBenchmark {
     }
 
     @Benchmark
+    @Group("mixed11")
+    @GroupThreads(1)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void mixed11Reader(Subject subject) throws InterruptedException {
+        subject.lock.readLocked(WORK);
+        Blackhole.consumeCPU(WORK);
+    }
+
+    @Benchmark
+    @Group("mixed11")
+    @GroupThreads(1)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void mixed11Writer(Subject subject) throws InterruptedException {
+        subject.lock.writeLocked(WORK);
+        Blackhole.consumeCPU(WORK);
+    }
+
+    @Benchmark
     @Group("mixed90")
     @GroupThreads(9)
-    @BenchmarkMode(Mode.SampleTime)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void mixed90Reader(Subject subject) throws InterruptedException {
         subject.lock.readLocked(WORK);
         Blackhole.consumeCPU(WORK);
@@ -317,7 +342,8 @@ public class SharedMutexBenchmark {
     @Benchmark
     @Group("mixed90")
     @GroupThreads(1)
-    @BenchmarkMode(Mode.SampleTime)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void mixed90Writer(Subject subject) throws InterruptedException {
         subject.lock.writeLocked(WORK);
         Blackhole.consumeCPU(WORK);
@@ -326,7 +352,8 @@ public class SharedMutexBenchmark {
     @Benchmark
     @Group("mixed50")
     @GroupThreads(2)
-    @BenchmarkMode(Mode.SampleTime)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void mixed50Reader(Subject subject) throws InterruptedException {
         subject.lock.readLocked(WORK);
         Blackhole.consumeCPU(WORK);
@@ -335,7 +362,8 @@ public class SharedMutexBenchmark {
     @Benchmark
     @Group("mixed50")
     @GroupThreads(2)
-    @BenchmarkMode(Mode.SampleTime)
+    @BenchmarkMode({Mode.SampleTime, Mode.Throughput})
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void mixed50Writer(Subject subject) throws InterruptedException {
         subject.lock.writeLocked(WORK);
         Blackhole.consumeCPU(WORK);

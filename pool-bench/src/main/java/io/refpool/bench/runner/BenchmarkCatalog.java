@@ -79,7 +79,9 @@ final class BenchmarkCatalog {
         Map<String, List<String>> params = new TreeMap<>();
         entry.getParams().orElse(Map.of()).forEach((name, values) -> params.put(name, List.of(values)));
         boolean scales = !grouped && isAnnotatedScales(className, method);
-        return new BenchmarkDescriptor(className, method, entry.getMode(), new TreeMap<>(params), threads, scales);
+        List<String> roles = grouped ? List.copyOf(entry.getThreadGroupLabels().orElse(List.of())) : List.of();
+        return new BenchmarkDescriptor(
+                className, method, entry.getMode(), new TreeMap<>(params), threads, scales, roles);
     }
 
     private static boolean isAnnotatedScales(String className, String method) {

@@ -23,6 +23,8 @@ import org.openjdk.jmh.annotations.Mode;
  * @param params every {@code @Param} by name, values in declared order, {@code impl} included
  * @param threads the total threads JMH gives it by its annotations
  * @param scales whether the method carries {@code @Scales}
+ * @param roles the methods of a {@code @Group} benchmark, in JMH's order (empty otherwise): the
+ *     report shows each one's own score and percentiles under the group's
  */
 record BenchmarkDescriptor(
         String className,
@@ -30,7 +32,8 @@ record BenchmarkDescriptor(
         Mode mode,
         SortedMap<String, List<String>> params,
         int threads,
-        boolean scales) {
+        boolean scales,
+        List<String> roles) {
 
     /** The parameter that selects the implementation under test. */
     static final String IMPL = "impl";
@@ -42,6 +45,18 @@ record BenchmarkDescriptor(
         TreeMap<String, List<String>> copy = new TreeMap<>();
         params.forEach((name, values) -> copy.put(name, List.copyOf(values)));
         params = Collections.unmodifiableSortedMap(copy);
+        roles = List.copyOf(roles);
+    }
+
+    /** A benchmark that is not a {@code @Group}. */
+    BenchmarkDescriptor(
+            String className,
+            String method,
+            Mode mode,
+            SortedMap<String, List<String>> params,
+            int threads,
+            boolean scales) {
+        this(className, method, mode, params, threads, scales, List.of());
     }
 
     /** The implementations to compare, refpool first; empty for a single-implementation benchmark. */

@@ -37,7 +37,8 @@ final class PlanBuilder {
                             params,
                             count,
                             benchmark.scales(),
-                            benchmark.impls()));
+                            benchmark.impls(),
+                            benchmark.roles()));
                 }
             }
         }

@@ -74,6 +74,16 @@ final class PlanExecutor {
                 }
             }
             rows.add(new RowResult(row, results, failedImpls));
+            for (String role : row.roles()) {
+                List<ImplResult> roleResults = new ArrayList<>();
+                for (String impl : impls) {
+                    if (byImpl.containsKey(impl) && !failed.contains(new PlannedRunKey(row, impl))) {
+                        ResultAssembler.assembleRole(impl, byImpl.get(impl), role)
+                                .ifPresent(roleResults::add);
+                    }
+                }
+                rows.add(new RowResult(row.role(role), roleResults, failedImpls));
+            }
         }
         SuiteResult result =
                 new SuiteResult(plan.suite().commandName(), plan.suite().simpleClassName(), rows);

@@ -2,6 +2,7 @@ package io.refpool.bench.runner;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.Result;
@@ -34,9 +35,7 @@ final class ResultAssembler {
     private ResultAssembler() {}
 
     static ImplResult assemble(String impl, List<RunResult> forks) {
-        List<BenchmarkResult> all = new ArrayList<>();
-        forks.forEach(fork -> all.addAll(fork.getBenchmarkResults()));
-        RunResult merged = new RunResult(forks.get(0).getParams(), all);
+        RunResult merged = merge(forks);
         Result<?> primary = merged.getPrimaryResult();
         boolean sampled = merged.getParams().getMode() == Mode.SampleTime;
         Result<?> allocation = merged.getSecondaryResults().get(ALLOCATION_PER_OP);
@@ -54,6 +53,42 @@ final class ResultAssembler {
                         : forks.stream().map(ResultAssembler::bytesPerOp).toList(),
                 ratio(merged, CREATIONS, REQUESTS, 1000.0),
                 ratio(merged, CPU_NANOS, OPS, 1.0));
+    }
+
+    /**
+     * The result of one method of a {@code @Group} benchmark, which JMH keeps as a secondary result
+     * under the method's name: its own threads' score, and its percentiles when sampled. Bytes/op
+     * and the counters are the group's and are left out; empty if JMH reported no such result.
+     */
+    static Optional<ImplResult> assembleRole(String impl, List<RunResult> forks, String role) {
+        RunResult merged = merge(forks);
+        Result<?> result = merged.getSecondaryResults().get(role);
+        if (result == null) {
+            return Optional.empty();
+        }
+        boolean sampled = merged.getParams().getMode() == Mode.SampleTime;
+        List<Double> forkScores = new ArrayList<>();
+        for (RunResult fork : forks) {
+            Result<?> own = fork.getSecondaryResults().get(role);
+            forkScores.add(own == null ? Double.NaN : own.getScore());
+        }
+        return Optional.of(new ImplResult(
+                impl,
+                result.getScore(),
+                result.getScoreError(),
+                result.getScoreUnit(),
+                sampled ? result.getStatistics().getPercentile(50) : Double.NaN,
+                sampled ? result.getStatistics().getPercentile(99) : Double.NaN,
+                Double.NaN,
+                forkScores,
+                List.of()));
+    }
+
+    /** {@return the forks as one result}, as JMH merges the forks of one run */
+    private static RunResult merge(List<RunResult> forks) {
+        List<BenchmarkResult> all = new ArrayList<>();
+        forks.forEach(fork -> all.addAll(fork.getBenchmarkResults()));
+        return new RunResult(forks.get(0).getParams(), all);
     }
 
     /** {@return {@code scale} × counter ÷ per over all forks}, or NaN without those counters */

@@ -25,6 +25,8 @@ import org.openjdk.jmh.annotations.Mode;
  * @param threads the total benchmark threads
  * @param scales whether the thread count came from {@code --threads} (then the runner sets it)
  * @param impls the implementations, refpool first; empty for a single-implementation row
+ * @param roles the methods of a {@code @Group} benchmark (empty otherwise), each reported on a
+ *     line of its own after the group's, see {@link #role}
  */
 record Row(
         String suite,
@@ -34,11 +36,35 @@ record Row(
         SortedMap<String, String> params,
         int threads,
         boolean scales,
-        List<String> impls) {
+        List<String> impls,
+        List<String> roles) {
 
     Row {
         params = Collections.unmodifiableSortedMap(new TreeMap<>(params));
         impls = List.copyOf(impls);
+        roles = List.copyOf(roles);
+    }
+
+    /** A row that is not a {@code @Group}. */
+    Row(
+            String suite,
+            String benchmarkClass,
+            String benchmark,
+            Mode mode,
+            SortedMap<String, String> params,
+            int threads,
+            boolean scales,
+            List<String> impls) {
+        this(suite, benchmarkClass, benchmark, mode, params, threads, scales, impls, List.of());
+    }
+
+    /**
+     * The line of one method of this group row: the same runs, read from the result JMH keeps for
+     * that method alone (its threads' score and, when sampled, percentiles). It is never run by
+     * itself.
+     */
+    Row role(String method) {
+        return new Row(suite, benchmarkClass, method, mode, params, threads, scales, impls, List.of());
     }
 
     /** Throughput: a higher score is better. Every other mode reports a time: lower is better. */

@@ -72,6 +72,8 @@ final class Usage {
                 modes; p50/p99 for SampleTime), error the 99.9% confidence half-width, B/op the allocation
                 per operation. "refpool speedup" is refpool/peer for ops/s and peer/refpool for ns/op, so
                 above 1 always means refpool is faster. Threads marked * exceed the machine's cores.
+                A @Group benchmark (readers and a writer, say) has a line for the whole group (all its
+                threads' operations, all their samples) and below it a line for each of its methods.
 
                 Benchmark conventions the runner relies on:
                   - one JMH class per subject in package io.refpool.bench, named <Subject>Benchmark
