@@ -3,16 +3,20 @@ package io.refpool.bench;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Group;
+import org.openjdk.jmh.annotations.GroupThreads;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Control;
 
 /**
  * The physical floor: what the cheapest synchronization steps cost on this machine, so every other
@@ -34,6 +38,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       is compared with.
  *   <li>{@code threadLocalGet}: one {@link ThreadLocal#get()} of a value the thread already has —
  *       what any per-thread attach state costs to find, before any check. It is {@link Scales}.
+ *   <li>{@code pingPong}: two threads pass one word back and forth, each waiting (spinning) for
+ *       the other's compare-and-set before its own; time per pass of each thread. A pass is a round
+ *       trip of the word's cache line between the two cores, twice over: the least a handoff of a
+ *       lock between two running threads can cost, since the lock's word, at least, must travel.
  * </ul>
  *
  * <p>It has no {@code impl} parameter: each method is a single-implementation row. The annotations
@@ -100,6 +108,25 @@ public class FloorBenchmark {
         }
     }
 
+    /** The word two threads of a group pass back and forth. */
+    @State(Scope.Group)
+    public static class Ball {
+        final AtomicBoolean served = new AtomicBoolean();
+
+        /**
+         * Waits for the ball to be at {@code from}, then sends it to the other side; gives up when
+         * the iteration ends, so the partner's last pass never waits forever.
+         */
+        void pass(boolean from, Control control) {
+            while (!served.compareAndSet(from, !from)) {
+                if (control.stopMeasurement) {
+                    return;
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     /** A thread-local every benchmark thread reads its own value of. */
     @State(Scope.Benchmark)
     public static class PerThreadValue {
@@ -126,5 +153,19 @@ public class FloorBenchmark {
     @Benchmark
     public int lockUnlockUncontended(PrivateWord own) {
         return own.lockedIncrement();
+    }
+
+    @Benchmark
+    @Group("pingPong")
+    @GroupThreads(1)
+    public void ping(Ball ball, Control control) {
+        ball.pass(false, control);
+    }
+
+    @Benchmark
+    @Group("pingPong")
+    @GroupThreads(1)
+    public void pong(Ball ball, Control control) {
+        ball.pass(true, control);
     }
 }

@@ -38,10 +38,11 @@ class BenchRunnerSmokeTest {
 
         String console = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, console + err.toString(StandardCharsets.UTF_8));
-        assertTrue(console.contains("[1/6] floor acquireLoad threads=1 fork 1/1"), console);
-        assertTrue(console.contains("[4/6] floor lockUnlockUncontended threads=1 fork 1/1"), console);
-        assertTrue(console.contains("floor (FloorBenchmark): 6 rows"), console);
-        for (String benchmark : List.of("acquireLoad", "casUncontended", "lockUnlockUncontended", "threadLocalGet")) {
+        assertTrue(console.contains("[1/7] floor acquireLoad threads=1 fork 1/1"), console);
+        assertTrue(console.contains("[4/7] floor lockUnlockUncontended threads=1 fork 1/1"), console);
+        assertTrue(console.contains("floor (FloorBenchmark): 9 rows"), console);
+        for (String benchmark :
+                List.of("acquireLoad", "casUncontended", "lockUnlockUncontended", "pingPong", "threadLocalGet")) {
             assertTrue(console.lines().anyMatch(line -> line.startsWith(benchmark) && line.contains("ns/op")), console);
         }
         assertTrue(console.contains("machine: " + Runtime.getRuntime().availableProcessors() + " cores"), console);
@@ -53,7 +54,11 @@ class BenchRunnerSmokeTest {
         assertTrue(json.contains("\"threads\" : 2,"), "acquireLoad scales to 2 threads: " + json);
 
         List<String> csv = Files.readAllLines(results.resolve("floor.csv"));
-        assertEquals(1 + 6, csv.size(), csv.toString());
+        // seven rows, and the two threads of the pingPong group on lines of their own
+        assertEquals(1 + 7 + 2, csv.size(), csv.toString());
+        for (String role : List.of("floor,ping,avgt,", "floor,pong,avgt,")) {
+            assertTrue(csv.stream().anyMatch(line -> line.startsWith(role)), csv.toString());
+        }
         assertTrue(csv.get(1).startsWith("floor,acquireLoad,avgt,,1,"), csv.toString());
         double score = Double.parseDouble(csv.get(1).split(",")[7]);
         assertTrue(score > 0, csv.toString());
