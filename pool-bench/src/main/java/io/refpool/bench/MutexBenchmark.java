@@ -6,7 +6,9 @@ import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.Guard;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -24,6 +26,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
@@ -47,6 +50,13 @@ import org.openjdk.jmh.infra.Blackhole;
  *       {@code ReentrantLock} lets the releasing thread barge back in, which the row shows.
  *   <li>{@code contended}: every thread acquires, works a little, releases; throughput (ops/us),
  *       {@link Scales run once per thread count}: the lock is always wanted (100% duty).
+ *   <li>{@code queueAndTimeOut}: the lock is held for the whole run by a thread of its own; every
+ *       benchmark thread calls a timed acquire of one nanosecond, which joins the queue, times out
+ *       and leaves it (ns/op), {@link Scales run once per thread count}. It measures the queue
+ *       itself: refpool links and unlinks its waiter under the queue's own lock, the JDK's
+ *       synchronizers with a compare-and-set on the tail and a cancelled node left for the next
+ *       traversal to unlink ({@code impl}: {@code refpool}, {@code fair-reentrant-lock},
+ *       {@code fair-semaphore}).
  *   <li>{@code contendedThink}: as {@code contended}, then {@code think} tokens of
  *       {@link Blackhole#consumeCPU} outside the lock (0, 100, 1000: none, roughly a hundred
  *       nanoseconds, roughly a microsecond), so a waiter's spin can meet the holder's release and
@@ -291,6 +301,91 @@ public class MutexBenchmark {
         }
     }
 
+    /**
+     * A lock held for the whole trial by a thread of its own, so that every timed acquire of the
+     * benchmark threads queues. The peers are the JDK synchronizers whose timed acquire enqueues.
+     */
+    @State(Scope.Benchmark)
+    public static class Held {
+        private static final Duration ONE_NANO = Duration.ofNanos(1);
+
+        @Param({"refpool", "fair-reentrant-lock", "fair-semaphore"})
+        public String impl;
+
+        private AsyncMutex mutex;
+        private ReentrantLock lock;
+        private Semaphore semaphore;
+        private final CountDownLatch taken = new CountDownLatch(1);
+        private final CountDownLatch done = new CountDownLatch(1);
+        private Thread holder;
+
+        @Setup(Level.Trial)
+        public void hold() throws InterruptedException {
+            Runnable holding;
+            switch (impl) {
+                case "refpool":
+                    mutex = new AsyncMutex();
+                    holding = () -> {
+                        if (!mutex.tryLock()) {
+                            throw new IllegalStateException("the fresh mutex is held");
+                        }
+                        awaitDone();
+                        mutex.unlock();
+                    };
+                    break;
+                case "fair-reentrant-lock":
+                    lock = new ReentrantLock(true);
+                    holding = () -> {
+                        lock.lock();
+                        awaitDone();
+                        lock.unlock();
+                    };
+                    break;
+                case "fair-semaphore":
+                    semaphore = new Semaphore(1, true);
+                    holding = () -> {
+                        semaphore.acquireUninterruptibly();
+                        awaitDone();
+                        semaphore.release();
+                    };
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            }
+            holder = new Thread(holding, "lock-holder");
+            holder.setDaemon(true);
+            holder.start();
+            taken.await();
+        }
+
+        private void awaitDone() {
+            taken.countDown();
+            try {
+                done.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void release() throws InterruptedException {
+            done.countDown();
+            holder.join();
+        }
+
+        /** A timed acquire that queues and times out; {@code true} would be a broken benchmark. */
+        boolean queueAndTimeOut() throws InterruptedException {
+            switch (impl) {
+                case "refpool":
+                    return mutex.tryAcquire(ONE_NANO).isPresent();
+                case "fair-reentrant-lock":
+                    return lock.tryLock(1, TimeUnit.NANOSECONDS);
+                default:
+                    return semaphore.tryAcquire(1, TimeUnit.NANOSECONDS);
+            }
+        }
+    }
+
     /** Work outside the lock between two acquires of one thread, in {@link Blackhole#consumeCPU} tokens. */
     @State(Scope.Benchmark)
     public static class Think {
@@ -330,6 +425,14 @@ public class MutexBenchmark {
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void contended(Subject subject) throws InterruptedException {
         subject.lock.withLock(LITTLE_WORK);
+    }
+
+    @Benchmark
+    @Scales
+    public void queueAndTimeOut(Held held) throws InterruptedException {
+        if (held.queueAndTimeOut()) {
+            throw new IllegalStateException("acquired a lock another thread holds: " + held.impl);
+        }
     }
 
     @Benchmark

@@ -89,6 +89,15 @@ public abstract class WaiterQueue {
     /** The most a virtual thread spins: about the cost of its park, which only unmounts it. */
     private static final int VIRTUAL_SPIN_ROUNDS = 1 << 7;
 
+    /**
+     * A timed wait with less than this left spins to its deadline instead of parking: a timed park
+     * that short would sleep for the timer's slack (tens of microseconds on Linux), not the wait.
+     */
+    private static final long SHORT_WAIT_NANOS = 1_000L;
+
+    /** A timed waiter's spin reads the clock once per this many rounds (a power of two). */
+    private static final int DEADLINE_CHECK_ROUNDS = 1 << 4;
+
     /** At most this many blocking waiters of one queue spin at once: one fewer than the cores. */
     private static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors() - 1;
 
@@ -255,8 +264,8 @@ public abstract class WaiterQueue {
             return true;
         }
         long deadline = timeoutNanos < 0 ? 0L : System.nanoTime() + timeoutNanos;
-        if (outcome == Publication.QUEUED_FIRST) {
-            spinBeforeParking(waiter);
+        if (outcome == Publication.QUEUED_FIRST && (timeoutNanos < 0 || timeoutNanos >= SHORT_WAIT_NANOS)) {
+            spinBeforeParking(waiter, timeoutNanos >= 0, deadline);
         }
         if (waiter.phase() == Waiter.WAITING) {
             hook(Point.BEFORE_PARKED_FLAG);
@@ -296,6 +305,10 @@ public abstract class WaiterQueue {
                     }
                     continue; // the grant won: the next pass returns it
                 }
+                if (remaining < SHORT_WAIT_NANOS) {
+                    Thread.onSpinWait(); // a park this short would sleep for the timer's slack instead
+                    continue;
+                }
                 LockSupport.parkNanos(this, remaining);
             } else {
                 LockSupport.park(this);
@@ -324,9 +337,9 @@ public abstract class WaiterQueue {
      * and holds longer than any budget soon cost little spinning. No more threads spin than there
      * are other cores, so a spinner never keeps the holder off a core, and a virtual thread spins
      * at most {@link #VIRTUAL_SPIN_ROUNDS}, about what its cheap park costs, since it spins on a
-     * carrier other virtual threads need.
+     * carrier other virtual threads need. A timed waiter stops spinning at its deadline.
      */
-    private void spinBeforeParking(Waiter waiter) {
+    private void spinBeforeParking(Waiter waiter, boolean timed, long deadline) {
         if (MAX_SPINNERS <= 0) {
             return;
         }
@@ -341,6 +354,9 @@ public abstract class WaiterQueue {
             while (rounds > 0 && waiter.phase() == Waiter.WAITING) {
                 Thread.onSpinWait();
                 rounds--;
+                if (timed && (rounds & (DEADLINE_CHECK_ROUNDS - 1)) == 0 && System.nanoTime() - deadline >= 0) {
+                    return; // the waiter's own deadline, which says nothing of the holds: budget kept
+                }
             }
             // racy on purpose: a lost update only makes the next budget a little off
             spinBudget = waiter.phase() != Waiter.WAITING
