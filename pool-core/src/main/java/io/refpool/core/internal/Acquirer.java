@@ -61,6 +61,15 @@ final class Acquirer<K, V> {
     }
 
     /**
+     * {@link #acquireAttached} for {@code PoolCore.acquire}'s untracked path: the reference the
+     * new handle held, without the handle, so the caller makes the only handle of its path.
+     */
+    @SuppressWarnings("unchecked")
+    Entry<K, V> acquireEntryAttached(K key, AttachState s) {
+        return ((PooledHandle<K, V>) acquireAttached(key, s)).closeKeepingReference();
+    }
+
+    /**
      * {@code acquireAsync(key, timeout)}: as with a token, the timer armed only if the acquire has to
      * wait. A timeout fails the stage with a {@code WaitTimeoutException} that carries the stack of
      * this call (taken when the wait starts, so only waits pay for it).

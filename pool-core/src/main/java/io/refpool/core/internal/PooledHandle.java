@@ -102,6 +102,22 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
         return entry;
     }
 
+    /**
+     * Closes this handle, just opened by the calling thread and never given out, and hands its
+     * reference to the caller instead of giving it back: the caller wraps it in the handle it
+     * returns.
+     */
+    Entry<K, V> closeKeepingReference() {
+        synchronized (this) {
+            checkOpen("closeKeepingReference()");
+            open = false;
+        }
+        if (tracked != null) {
+            untrack();
+        }
+        return entry;
+    }
+
     @Override
     public Handle<V> share() {
         checkOpen("share()");
