@@ -190,6 +190,11 @@ public abstract class WaiterQueue {
         return STATE.compareAndSet(this, expected, next);
     }
 
+    /** {@return how many rounds the next spinning waiter spins} (for the adaptive spin's tests) */
+    int spinBudget() {
+        return spinBudget;
+    }
+
     /** {@return the number of linked waiters (diagnostics)} */
     public final int queueLength() {
         return length;
