@@ -8,6 +8,9 @@ import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import io.refpool.sync.Registration;
 import io.refpool.sync.WaitTimeoutException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
@@ -25,7 +28,23 @@ import java.util.concurrent.CompletionStage;
  * neither a reference nor a permit is lost.
  */
 final class Acquirer<K, V> {
+    private static final MethodHandle RETAIN_FOR_HANDLE;
+
+    static {
+        try {
+            RETAIN_FOR_HANDLE = MethodHandles.lookup()
+                    .findVirtual(
+                            Acquirer.class,
+                            "retainForHandle",
+                            MethodType.methodType(Entry.class, Object.class, AttachState.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final PoolCore<K, V> core;
+    /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
+    private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
 
     Acquirer(PoolCore<K, V> core) {
         this.core = core;
@@ -61,12 +80,37 @@ final class Acquirer<K, V> {
     }
 
     /**
-     * {@link #acquireAttached} for {@code PoolCore.acquire}'s untracked path: the reference the
-     * new handle held, without the handle, so the caller makes the only handle of its path.
+     * The reference {@code PoolCore.acquire} wraps in its handle, for an attached caller of an
+     * untracked pool: the live or idle object's, or a new one's. Its only handle is the caller's:
+     * a handle returned from here would merge with it, and the JIT does not remove an allocation
+     * that merges with another object.
+     *
+     * <p>It is a real call. The lookup and the count inline into whatever compiles them, and with
+     * them {@code acquire}'s compiled code passes the size above which C2 no longer inlines a
+     * compiled method into its callers ({@code InlineSmallCode}, 2,500 bytes on x86), so the
+     * caller could not remove the handle. A method handle held in a field is not a constant to the
+     * JIT, which calls through it rather than inline it; {@code acquire} so stays small whatever
+     * C2 compiled first.
      */
+    Entry<K, V> retain(K key, AttachState s) {
+        try {
+            return (Entry<K, V>) retainForHandle.invokeExact(this, (Object) key, s);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable checked) { // retainForHandle declares none
+            throw new IllegalStateException(checked);
+        }
+    }
+
     @SuppressWarnings("unchecked")
-    Entry<K, V> acquireEntryAttached(K key, AttachState s) {
-        return ((PooledHandle<K, V>) acquireAttached(key, s)).closeKeepingReference();
+    private Entry<K, V> retainForHandle(Object key, AttachState s) {
+        K k = (K) key;
+        Entry<K, V> entry = core.retainExisting(k);
+        if (entry != null) {
+            return entry;
+        }
+        // create, or wait for a creation: the handle the slow path opens gives its reference over
+        return ((PooledHandle<K, V>) acquireAttached(k, s)).closeKeepingReference();
     }
 
     /**

@@ -11,9 +11,6 @@ import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
@@ -69,20 +66,6 @@ public final class PoolCore<K, V> {
     private final ErrorListener errors;
     private final LeakTracker leaks;
     /** Leak detection is off: no handle is tracked. */
-    private static final MethodHandle RETAIN_FOR_HANDLE;
-
-    static {
-        try {
-            RETAIN_FOR_HANDLE = MethodHandles.lookup()
-                    .findVirtual(
-                            PoolCore.class,
-                            "retainForHandle",
-                            MethodType.methodType(Entry.class, Object.class, AttachState.class));
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final boolean untracked;
 
     final PoolCounters counters = new PoolCounters();
@@ -95,8 +78,6 @@ public final class PoolCore<K, V> {
     final Disposals<K, V> disposals;
     final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
-    /** {@link #retainForHandle}; a field, not a constant, see {@link #retainCalled}. */
-    private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
 
     private final Calls<K, V> calls;
     final LifecycleControl<K, V> control;
@@ -241,45 +222,17 @@ public final class PoolCore<K, V> {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The attached acquire. The fast path (a live or idle object taken by an attached thread of an
-     * open pool, leak detection off) is kept small enough for the JIT to inline into the caller, where it
-     * can remove the handle allocation of an acquire that is closed in the same method; everything
-     * else is {@link Acquirer#acquireAttached}.
+     * The attached acquire. For an attached thread of a pool without leak detection it is a call
+     * for the reference ({@link Acquirer#retain}) and the path's only handle, small enough for the
+     * JIT to inline into the caller, where it can remove the handle of an acquire that is closed in
+     * the same method; everything else is {@link Acquirer#acquireAttached}.
      */
     public Handle<V> acquire(K key) {
         AttachState s = attacher.state();
         if (key != null && s.depth > 0 && untracked) {
-            // the one handle allocation of the path: a handle the slow path returned would merge
-            // with it, and the JIT does not remove an allocation that merges with another object
-            return new PooledHandle<>(this, retainCalled(key, s), s);
+            return new PooledHandle<>(this, acquirer.retain(key, s), s);
         }
         return acquirer.acquireAttached(key, s);
-    }
-
-    /**
-     * {@link #retainForHandle} as a real call. The lookup and the count inline into whatever
-     * compiles them, and with them {@code acquire}'s own compiled code passes the size above which
-     * C2 no longer inlines a compiled method into its callers ({@code InlineSmallCode}, 2,500 bytes
-     * on x86), so that the handle could not be removed in the caller. A method handle held in a
-     * field is not a constant to the JIT, which therefore calls through it rather than inline it;
-     * that keeps {@code acquire} small whatever C2 compiled first.
-     */
-    private Entry<K, V> retainCalled(K key, AttachState s) {
-        try {
-            return (Entry<K, V>) retainForHandle.invokeExact(this, (Object) key, s);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable checked) { // retainForHandle declares none
-            throw new IllegalStateException(checked);
-        }
-    }
-
-    /** The reference {@link #acquire} wraps in its handle: a live or idle object's, or a new one's. */
-    private Entry<K, V> retainForHandle(Object key, AttachState s) {
-        @SuppressWarnings("unchecked")
-        K k = (K) key;
-        Entry<K, V> entry = retainExisting(k);
-        return entry != null ? entry : acquirer.acquireEntryAttached(k, s);
     }
 
     /**
