@@ -123,28 +123,22 @@ class CapacityNoChurnTest {
     @Test
     void aWaiterThatJoinsJustAfterItsKeyWasCreatedSharesIt() throws Exception {
         JoinRace race = new JoinRace().createKeyWhileTheWaiterJoins();
-        Engine engine = race.engine;
-        RefPool<String, Session> pool = race.pool;
-        Forked<Void> waiter = race.waiter;
-        AtomicReference<CompletableFuture<Handle<Session>>> waiting = race.waiting;
-        Handle<Session> a = race.a;
-        Handle<Session> k = race.k;
         race.joining.proceed();
-        waiter.join();
-        Handle<Session> shared = joinWithin(waiting.get());
-        assertSame(k.get(), shared.get());
-        assertEquals(0, pool.stats().capacityWaiters());
-        assertEquals(3, engine.created.size(), "a, x, k");
-        assertEquals(1, engine.disposed.size(), "x");
-        try (Attachment attached = pool.attach()) {
-            k.close();
+        race.waiter.join();
+        Handle<Session> shared = joinWithin(race.waiting.get());
+        assertSame(race.k.get(), shared.get());
+        assertEquals(0, race.pool.stats().capacityWaiters());
+        assertEquals(3, race.engine.created.size(), "a, x, k");
+        assertEquals(1, race.engine.disposed.size(), "x");
+        try (Attachment attached = race.pool.attach()) {
+            race.k.close();
             shared.close();
-            a.close();
+            race.a.close();
         }
-        assertEquals(3, engine.created.size(), "nobody created 'k' again");
-        pool.close();
-        assertEquals(3, engine.disposed.size());
-        assertEquals(List.of(), engine.violations);
+        assertEquals(3, race.engine.created.size(), "nobody created 'k' again");
+        race.pool.close();
+        assertEquals(3, race.engine.disposed.size());
+        assertEquals(List.of(), race.engine.violations);
     }
 
     /**
@@ -157,35 +151,29 @@ class CapacityNoChurnTest {
         JoinRace race = new JoinRace();
         TestPoolHooks.Pause queued = race.hooks.pause(Point.CAPACITY_QUEUED, race.waiter.thread);
         race.createKeyWhileTheWaiterJoins();
-        Engine engine = race.engine;
-        RefPool<String, Session> pool = race.pool;
-        Forked<Void> waiter = race.waiter;
-        AtomicReference<CompletableFuture<Handle<Session>>> waiting = race.waiting;
-        Handle<Session> a = race.a;
-        Handle<Session> k = race.k;
         race.joining.proceed();
         queued.awaitArrival(); // in line and counted, not yet looking at "k" again
-        Session kObject = k.get();
-        try (Attachment attached = pool.attach()) {
-            k.close(); // count 0 with a waiter for "k" in line: revived for it, not disposed
+        Session kObject = race.k.get();
+        try (Attachment attached = race.pool.attach()) {
+            race.k.close(); // count 0 with a waiter for "k" in line: revived for it, not disposed
         }
-        assertEquals(0, pool.stats().capacityWaiters(), "served by the release, on the releasing thread");
-        assertEquals(1, engine.disposed.size(), "only x: 'k' was not disposed for the line");
+        assertEquals(0, race.pool.stats().capacityWaiters(), "served by the release, on the releasing thread");
+        assertEquals(1, race.engine.disposed.size(), "only x: 'k' was not disposed for the line");
         queued.proceed();
-        waiter.join();
-        Handle<Session> served = joinWithin(waiting.get());
+        race.waiter.join();
+        Handle<Session> served = joinWithin(race.waiting.get());
         assertSame(kObject, served.get());
-        assertEquals(3, engine.created.size(), "a, x, k");
-        assertEquals(1, engine.disposed.size(), "x");
-        assertEquals(1, pool.stats().idleHits(), "the waiter revived 'k'");
-        try (Attachment attached = pool.attach()) {
+        assertEquals(3, race.engine.created.size(), "a, x, k");
+        assertEquals(1, race.engine.disposed.size(), "x");
+        assertEquals(1, race.pool.stats().idleHits(), "the waiter revived 'k'");
+        try (Attachment attached = race.pool.attach()) {
             served.close();
-            a.close();
+            race.a.close();
         }
-        pool.close();
-        assertEquals(3, engine.created.size());
-        assertEquals(3, engine.disposed.size());
-        assertEquals(List.of(), engine.violations);
+        race.pool.close();
+        assertEquals(3, race.engine.created.size());
+        assertEquals(3, race.engine.disposed.size());
+        assertEquals(List.of(), race.engine.violations);
     }
 
     /** Waiters that need a permit keep their FIFO order around the waiters served by sharing. */

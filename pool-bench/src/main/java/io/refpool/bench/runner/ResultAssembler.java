@@ -37,15 +37,14 @@ final class ResultAssembler {
     static ImplResult assemble(String impl, List<RunResult> forks) {
         RunResult merged = merge(forks);
         Result<?> primary = merged.getPrimaryResult();
-        boolean sampled = merged.getParams().getMode() == Mode.SampleTime;
         Result<?> allocation = merged.getSecondaryResults().get(ALLOCATION_PER_OP);
         return new ImplResult(
                 impl,
                 primary.getScore(),
                 primary.getScoreError(),
                 primary.getScoreUnit(),
-                sampled ? primary.getStatistics().getPercentile(50) : Double.NaN,
-                sampled ? primary.getStatistics().getPercentile(99) : Double.NaN,
+                percentile(merged, primary, 50),
+                percentile(merged, primary, 99),
                 allocation == null ? Double.NaN : allocation.getScore(),
                 forks.stream().map(fork -> fork.getPrimaryResult().getScore()).toList(),
                 allocation == null
@@ -66,7 +65,6 @@ final class ResultAssembler {
         if (result == null) {
             return Optional.empty();
         }
-        boolean sampled = merged.getParams().getMode() == Mode.SampleTime;
         List<Double> forkScores = new ArrayList<>();
         for (RunResult fork : forks) {
             Result<?> own = fork.getSecondaryResults().get(role);
@@ -77,11 +75,18 @@ final class ResultAssembler {
                 result.getScore(),
                 result.getScoreError(),
                 result.getScoreUnit(),
-                sampled ? result.getStatistics().getPercentile(50) : Double.NaN,
-                sampled ? result.getStatistics().getPercentile(99) : Double.NaN,
+                percentile(merged, result, 50),
+                percentile(merged, result, 99),
                 Double.NaN,
                 forkScores,
                 List.of()));
+    }
+
+    /** {@return the {@code p}th percentile of {@code result}'s samples}, or NaN outside SampleTime */
+    private static double percentile(RunResult merged, Result<?> result, double p) {
+        return merged.getParams().getMode() == Mode.SampleTime
+                ? result.getStatistics().getPercentile(p)
+                : Double.NaN;
     }
 
     /** {@return the forks as one result}, as JMH merges the forks of one run */
