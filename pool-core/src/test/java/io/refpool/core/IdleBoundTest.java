@@ -1,5 +1,6 @@
 package io.refpool.core;
 
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,6 +54,64 @@ class IdleBoundTest {
                 1,
                 pool.core().control().cachedCount(),
                 "and the cache still holds it: the stale put displaced nothing");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * Caffeine calls the eviction listener before it removes the entry, and its {@code putIfAbsent}
+     * reads the key without the key's lock. A drain that applies the eviction of a live object in that
+     * window lets the cache go; the release that idles the object again must then put it in a fresh
+     * entry, not take the one that is going for it.
+     */
+    @Test
+    void aPutThatFindsTheObjectInAnEntryBeingEvictedWaitsForTheRemovalAndPutsItAgain() throws Exception {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .idle(cache -> cache.maximumSize(0))); // every put is evicted at once
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        CountDownLatch evicting = new CountDownLatch(1);
+        CountDownLatch revived = new CountDownLatch(1);
+        CountDownLatch drained = new CountDownLatch(1);
+        TestKit.Forked<Void> user = TestKit.forkRun("user", () -> {
+            try (Attachment attached = pool.attach()) { // attached (and drained) before the eviction
+                TestKeyedPoolFixtures.awaitLatch(evicting);
+                Handle<Resource> handle = pool.acquire("a"); // revives it: count 1, no drain
+                revived.countDown();
+                TestKeyedPoolFixtures.awaitLatch(drained);
+                handle.close(); // count 0: idles it again, with a put
+            }
+        });
+        TestPoolHooks.Pause listening = hooks.pause(Point.EVICTION_QUEUED, null);
+        TestKit.Forked<Void> releaser = TestKit.forkRun(
+                "releaser",
+                () -> pool.attached(() -> {
+                    pool.acquire("a").close(); // idles it; the cache evicts it inside this put
+                    return null;
+                }));
+        listening.awaitArrival(); // the eviction is queued; the cache still shows the entry
+        evicting.countDown();
+        TestKeyedPoolFixtures.awaitLatch(revived);
+        pool.attached(() -> null); // the drain: the object is live, the cache has let go of it
+        drained.countDown();
+        // the user's put has looked at the key: it waits for the entry's removal (or, once it took
+        // the going entry for its own, for the cache's maintenance the evicting thread holds)
+        eventually()
+                .until(() -> user.thread.getState() == Thread.State.BLOCKED
+                        || user.thread.getState() == Thread.State.WAITING);
+        listening.proceed();
+        releaser.join();
+        user.join();
+
+        pool.flush(); // the eviction of the new entry, if the put made one, is applied
+        assertEquals(
+                pool.stats().idle(),
+                pool.core().control().cachedCount(),
+                () -> "every idle object is in the cache: " + pool.stats());
+        assertEquals(0, pool.stats().idle(), "the bound of 0 evicted the object again, and it was disposed");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }

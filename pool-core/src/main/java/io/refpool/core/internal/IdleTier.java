@@ -41,8 +41,9 @@ import java.util.function.Predicate;
  *
  * <p>The cache never decides a disposal by itself: the listener only queues an {@link Eviction}
  * with the spell it saw, and the attached drain decides, a disposal being a claim from exactly 0
- * (see {@link Entry}). Caffeine calls the listener inside its atomic removal of the entry, so a drain
- * that puts the object again waits for that removal and adds a fresh entry. The listener finds the entry by the object's identity, never through the key, whose
+ * (see {@link Entry}). Caffeine calls the listener before it removes the entry, so a drain can apply
+ * an eviction while the cache still shows the entry; a put that then finds the key taken waits for
+ * the removal under the key's lock before it believes it (see {@code insert}). The listener finds the entry by the object's identity, never through the key, whose
  * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
  * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
  */
@@ -138,25 +139,32 @@ final class IdleTier<K, V> {
      * two objects for a moment (one disposed, or retired by invalidate, whose put is still in flight,
      * and the one that replaced it), and a plain put of the old one would replace the new one in the
      * cache with no eviction: the new one would stay marked cached and never be put, idle outside the
-     * bound for good. So the old one goes in only where the key is free, and a stale value is
-     * replaced only by compare-and-set.
+     * bound for good. So the old one goes in only where the key is free or holds a stale value.
+     *
+     * <p>A {@code putIfAbsent} that finds the key taken is not the answer: Caffeine calls the
+     * eviction listener before it removes the entry, and {@code putIfAbsent} reads the key without
+     * its lock, so it reports as present this very object in an entry that is going. A drain may have
+     * applied that eviction already (the object was live, so the cache let go of it) and this put is
+     * the one that was to idle it again: it would return, the entry would go, and the object would
+     * stay marked cached outside the cache. {@code compute} takes the key's lock, so it waits for
+     * that removal and then sees the key as it is.
      */
     private void insert(Entry<K, V> entry) {
         Map<K, V> map = cache.asMap();
-        for (; ; ) {
-            V present = map.putIfAbsent(entry.key, entry.value);
-            if (present == null || present == entry.value) {
-                return;
-            }
-            Entry<K, V> other = core.slots.byIdentity(present);
-            boolean stale = other == null || other.count() < 0 || other.isRetired();
-            if (!stale) {
-                return; // the key's current object holds the place: this one is on its way out
-            }
-            if (map.replace(entry.key, present, entry.value)) {
-                return; // no eviction for the stale one: it is disposed, or goes at count 0 (retired)
-            }
+        if (map.putIfAbsent(entry.key, entry.value) == null) {
+            return; // the key was free: the common case, without the key's lock
         }
+        map.compute(
+                entry.key,
+                (key, present) -> present == null || present == entry.value || isStale(present)
+                        ? entry.value
+                        : present); // the key's current object holds the place: this one is on its way out
+    }
+
+    /** {@return whether a cached value is not the current object of a live entry} (disposed or retired) */
+    private boolean isStale(V value) {
+        Entry<K, V> other = core.slots.byIdentity(value);
+        return other == null || other.count() < 0 || other.isRetired();
     }
 
     private boolean overBound() {

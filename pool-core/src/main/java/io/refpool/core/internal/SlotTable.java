@@ -214,7 +214,6 @@ final class SlotTable<K, V> {
         }
     }
 
-    /** Takes a claimed entry out of the table, ahead of its disposer. */
     /**
      * Takes a live or idle entry out of its key's slot, so the key's next acquire creates a new
      * object; the entry stays findable by identity until it is disposed.
@@ -225,6 +224,7 @@ final class SlotTable<K, V> {
         return slots.remove(entry.key, entry);
     }
 
+    /** Takes a claimed entry out of the table, ahead of its disposer. */
     void forget(Entry<K, V> entry) {
         try {
             slots.remove(entry.key, entry);
