@@ -7,6 +7,8 @@ import io.refpool.sync.Guard;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -56,7 +58,8 @@ import org.openjdk.jmh.infra.Blackhole;
  *       itself: refpool links and unlinks its waiter under the queue's own lock, the JDK's
  *       synchronizers with a compare-and-set on the tail and a cancelled node left for the next
  *       traversal to unlink ({@code impl}: {@code refpool}, {@code fair-reentrant-lock},
- *       {@code fair-semaphore}).
+ *       {@code fair-semaphore}). {@code ahead} threads (0 or 256) wait in line before the run
+ *       starts and stay parked in it, so each timed acquire joins and leaves a queue that deep.
  *   <li>{@code contendedThink}: as {@code contended}, then {@code think} tokens of
  *       {@link Blackhole#consumeCPU} outside the lock (0, 100, 1000: none, roughly a hundred
  *       nanoseconds, roughly a microsecond), so a waiter's spin can meet the holder's release and
@@ -312,12 +315,17 @@ public class MutexBenchmark {
         @Param({"refpool", "fair-reentrant-lock", "fair-semaphore"})
         public String impl;
 
+        /** Threads that wait in line, parked, for the whole trial, ahead of every timed acquire. */
+        @Param({"0", "256"})
+        public int ahead;
+
         private AsyncMutex mutex;
         private ReentrantLock lock;
         private Semaphore semaphore;
         private final CountDownLatch taken = new CountDownLatch(1);
         private final CountDownLatch done = new CountDownLatch(1);
         private Thread holder;
+        private final List<Thread> waiting = new ArrayList<>();
 
         @Setup(Level.Trial)
         public void hold() throws InterruptedException {
@@ -356,6 +364,46 @@ public class MutexBenchmark {
             holder.setDaemon(true);
             holder.start();
             taken.await();
+            for (int i = 0; i < ahead; i++) {
+                Thread waiter = new Thread(this::waitInLine, "waiting-" + i);
+                waiter.setDaemon(true);
+                waiter.start();
+                waiting.add(waiter);
+            }
+            while (queueLength() < ahead) {
+                Thread.sleep(1); // setup only: the line fills as the threads start
+            }
+        }
+
+        /** Waits in line until the holder lets go, then passes the lock on. */
+        private void waitInLine() {
+            switch (impl) {
+                case "refpool":
+                    try {
+                        mutex.acquireBlocking().close();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    break;
+                case "fair-reentrant-lock":
+                    lock.lock();
+                    lock.unlock();
+                    break;
+                default:
+                    semaphore.acquireUninterruptibly();
+                    semaphore.release();
+            }
+        }
+
+        private int queueLength() {
+            switch (impl) {
+                case "refpool":
+                    return mutex.queueLength();
+                case "fair-reentrant-lock":
+                    return lock.getQueueLength();
+                default:
+                    return semaphore.getQueueLength();
+            }
         }
 
         private void awaitDone() {
@@ -371,6 +419,9 @@ public class MutexBenchmark {
         public void release() throws InterruptedException {
             done.countDown();
             holder.join();
+            for (Thread waiter : waiting) {
+                waiter.join();
+            }
         }
 
         /** A timed acquire that queues and times out; {@code true} would be a broken benchmark. */
