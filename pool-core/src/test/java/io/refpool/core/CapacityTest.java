@@ -408,4 +408,32 @@ class CapacityTest {
         pool.close();
         engine.assertAllDisposedExactlyOnce();
     }
+
+    /**
+     * The lazy idle tier leaves a revived object's cache entry in place. When that object reaches
+     * count 0 again while a waiter needs its permit, it is disposed for the line, and its entry goes
+     * with it: a disposed object left in the cache would hold a place of the idle bound.
+     */
+    @Test
+    void anObjectDisposedForTheLineAfterARevivalLeavesTheIdleCache() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().maxObjects(1).idle(cache -> cache.maximumSize(10)));
+        acquireAttached(pool, "a").close(); // idles: the cache takes it
+        Handle<Session> a = acquireAttached(pool, "a"); // revived: the cache keeps its entry
+        assertEquals(1, pool.core().control().cachedCount());
+        CompletableFuture<Handle<Session>> b = acquireAsync(pool, "b"); // waits for a's permit
+        assertEquals(1, pool.stats().capacityWaiters());
+
+        try (Attachment attached = pool.attach()) {
+            a.close(); // count 0 with a waiter in line: disposed, its permit goes to b
+        }
+        Handle<Session> granted = b.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(0, pool.core().control().cachedCount(), "the disposed object left the cache");
+        try (Attachment attached = pool.attach()) {
+            granted.close();
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
 }

@@ -4,12 +4,14 @@ import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.github.benmanes.caffeine.cache.Scheduler;
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.internal.PoolHooks.Point;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -112,6 +114,58 @@ class IdleBoundTest {
                 pool.core().control().cachedCount(),
                 () -> "every idle object is in the cache: " + pool.stats());
         assertEquals(0, pool.stats().idle(), "the bound of 0 evicted the object again, and it was disposed");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * Two releases of one object, in successive idle spells, both find it uncached and put it. When
+     * the first put's entry has expired by the time the second arrives, Caffeine reports that expiry
+     * and gives the same entry to the second put, which holds the same object. The drain of the
+     * report disposes the object (idle since the put it was cached in), and takes it out of the
+     * entry the second put left: no disposed object stays cached.
+     */
+    @Test
+    void aPutThatTakesOverTheObjectsOwnExpiredEntryLeavesNoDisposedObjectCached() throws Exception {
+        AtomicLong ticker = new AtomicLong();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .idle(cache -> cache.expireAfterWrite(Duration.ofMinutes(1))
+                        .ticker(ticker::get)
+                        .scheduler(Scheduler.disabledScheduler())));
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        Handle<Resource> first = pool.attached(() -> pool.acquire("a"));
+        TestKit.Forked<Void> earlier = TestKit.unstartedRun(
+                "earlier-idler",
+                () -> pool.attached(() -> {
+                    first.close(); // count 0, spell 1: its put is held before it starts
+                    return null;
+                }));
+        TestPoolHooks.Pause earlierPut = hooks.pause(Point.BEFORE_CACHE_PUT, earlier.thread);
+        earlier.start();
+        earlierPut.awaitArrival();
+        TestKit.Forked<Void> later = TestKit.unstartedRun(
+                "later-idler",
+                () -> pool.attached(() -> {
+                    pool.acquire("a").close(); // revives it and idles it again, spell 2: this put is held too
+                    return null;
+                }));
+        TestPoolHooks.Pause laterPut = hooks.pause(Point.BEFORE_CACHE_PUT, later.thread);
+        later.start();
+        laterPut.awaitArrival();
+
+        earlierPut.proceed();
+        earlier.join(); // the cache takes the object
+        ticker.addAndGet(Duration.ofMinutes(2).toNanos()); // its entry expires; no maintenance has run
+        laterPut.proceed();
+        later.join(); // finds the object's own entry expired: the expiry is reported, the entry kept
+
+        pool.flush(); // the report is applied: idle since the put that cached it, the object is disposed
+        assertEquals(1, resources.disposalCount(), "the expired object was disposed");
+        assertEquals(0, pool.core().control().cachedCount(), "and no disposed object stays cached");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }

@@ -2,8 +2,10 @@ package io.refpool.core;
 
 import io.refpool.core.internal.PoolHooks;
 import io.refpool.testkit.TestKit;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -12,10 +14,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link PoolHooks} that hold one thread at a named point until the test lets it go, so a test can
  * open a race window of the pool deterministically: {@link #pause} a point, wait for
  * {@link Pause#awaitArrival()}, act, then {@link Pause#proceed()}. Each pause holds the first passage
- * only (by a given thread, or by any).
+ * only (by a given thread, or by any); a point can hold several threads, each with a pause of its own.
  */
 final class TestPoolHooks implements PoolHooks {
-    private final Map<Point, Pause> pauses = new ConcurrentHashMap<>();
+    private final Map<Point, List<Pause>> pauses = new ConcurrentHashMap<>();
 
     /** One point's pause. */
     static final class Pause {
@@ -57,18 +59,22 @@ final class TestPoolHooks implements PoolHooks {
     /** {@return the pause of the first passage of {@code point} by {@code thread} (any thread if null)} */
     Pause pause(Point point, Thread thread) {
         Pause pause = new Pause(point, thread);
-        pauses.put(point, pause);
+        pauses.computeIfAbsent(point, p -> new CopyOnWriteArrayList<>()).add(pause);
         return pause;
     }
 
     @Override
     public void at(Point point) {
-        Pause pause = pauses.get(point);
-        if (pause == null || (pause.thread != null && pause.thread != Thread.currentThread())) {
+        List<Pause> atPoint = pauses.get(point);
+        if (atPoint == null) {
             return;
         }
-        if (pause.taken.compareAndSet(false, true)) {
-            pause.hold();
+        for (Pause pause : atPoint) {
+            if ((pause.thread == null || pause.thread == Thread.currentThread())
+                    && pause.taken.compareAndSet(false, true)) {
+                pause.hold();
+                return;
+            }
         }
     }
 }

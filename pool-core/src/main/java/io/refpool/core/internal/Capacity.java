@@ -172,10 +172,12 @@ final class Capacity<K, V> {
         if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
             core.control.disposeIdle(entry, s, DisposalCause.INVALIDATED);
         } else if (core.isClosed()) {
-            core.disposals.claim(entry, s, DisposalCause.CLOSED);
+            core.control.disposeIdle(entry, s, DisposalCause.CLOSED);
         } else if (waiters() > 0) {
             if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
-                core.disposals.claim(entry, s, DisposalCause.CAPACITY);
+                // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
+                // a disposed one left there would hold a place of the bound until the cache evicts it
+                core.control.disposeIdle(entry, s, DisposalCause.CAPACITY);
             }
         } else if (idle == null || !idle.idle(entry)) { // no cache, or the cache refused it
             core.disposals.claim(entry, s, DisposalCause.RELEASED);

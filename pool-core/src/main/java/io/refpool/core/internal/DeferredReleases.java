@@ -250,9 +250,11 @@ final class DeferredReleases<K, V> {
         if (entry.idleSpell() == idleSince) {
             if (core.disposals.claim(entry, s, disposalCause(eviction.cause()))) {
                 core.counters.evicted(eviction.cause());
-                if (entry.isCached()) { // a releaser's put raced the claim: no disposed object stays cached
-                    core.idle.remove(entry); // (a put this read misses sees the claim itself: IdleTier.put)
-                }
+                // no disposed object stays cached: a releaser's put may have raced the claim (a put
+                // this misses sees the claim itself: IdleTier.put), and a put that found the object's
+                // own entry expired took that entry over (Caffeine reports the expiry and keeps the
+                // entry for the new value, which is the same object)
+                core.idle.remove(entry);
             }
         } else if (!core.idle.putAgain(entry)) {
             core.disposals.claim(entry, s, disposalCause(eviction.cause()));

@@ -43,7 +43,12 @@ import java.util.function.Predicate;
  * with the spell it saw, and the attached drain decides, a disposal being a claim from exactly 0
  * (see {@link Entry}). Caffeine calls the listener before it removes the entry, so a drain can apply
  * an eviction while the cache still shows the entry; a put that then finds the key taken waits for
- * the removal under the key's lock before it believes it (see {@code insert}). The listener finds the entry by the object's identity, never through the key, whose
+ * the removal under the key's lock before it believes it (see {@code insert}). A put that finds
+ * the key's entry expired takes that entry over, and Caffeine reports the expiry of the value it
+ * held, which can be this same object: the drain of that report then marks the object uncached
+ * while the entry holds it. So a disposal takes the object out by asking the cache
+ * ({@code remove(key, object)}), never by its mark, and an idle of such an object puts it again,
+ * which finds it present and keeps it. The listener finds the entry by the object's identity, never through the key, whose
  * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
  * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
  */
@@ -109,6 +114,7 @@ final class IdleTier<K, V> {
     }
 
     private boolean put(Entry<K, V> entry, int spell) {
+        core.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
         entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
             insert(entry);

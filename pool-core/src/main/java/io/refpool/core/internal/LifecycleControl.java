@@ -98,7 +98,9 @@ public final class LifecycleControl<K, V> {
 
     /**
      * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
-     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}).
+     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}). The
+     * cache is asked, not the object's mark: an entry can hold the object while it is marked
+     * uncached (see {@code IdleTier}).
      *
      * @return whether this call claimed it (false: revived, or disposed already)
      */
@@ -106,7 +108,7 @@ public final class LifecycleControl<K, V> {
         if (!entry.tryDispose(cause)) {
             return false;
         }
-        if (core.idle != null && entry.isCached()) {
+        if (core.idle != null) {
             core.idle.remove(entry);
         }
         core.disposals.disposeClaimedInLoop(entry, s);

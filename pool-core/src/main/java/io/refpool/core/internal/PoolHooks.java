@@ -12,6 +12,8 @@ public interface PoolHooks {
         EVICTION_QUEUED,
         /** A release found the object at count 0 and is about to idle it (a cache put if the cache needs one). */
         BEFORE_IDLE_PUT,
+        /** A put into the idle cache is about to mark the object cached and insert it. */
+        BEFORE_CACHE_PUT,
         /** A release idled the object in the cache and has not yet looked for capacity waiters. */
         AFTER_IDLE_PUT,
         /** An acquireAsync needs a permit and has not yet joined the line for capacity. */
