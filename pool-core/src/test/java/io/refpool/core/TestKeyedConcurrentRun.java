@@ -50,6 +50,7 @@ final class TestKeyedConcurrentRun {
     private final int steps;
     private final AttachMode mode;
     private final boolean bounded;
+    private final int maxObjects;
     private final boolean expiring;
     private final int closingThread; // -1: the pool is closed after the threads finish
     private final int closingStep;
@@ -71,8 +72,9 @@ final class TestKeyedConcurrentRun {
         this.closingStep = setup.nextInt(steps);
         RefPool.Builder<String, Session> builder =
                 engine.builder().attachMode(mode).drainDelay(Duration.ofMillis(1 + setup.nextInt(10)));
+        this.maxObjects = 2 + setup.nextInt(3);
         if (bounded) {
-            builder.maxObjects(2 + setup.nextInt(3));
+            builder.maxObjects(maxObjects);
         }
         int idleChoice = setup.nextInt(3);
         if (idleChoice == 1) {
@@ -143,6 +145,13 @@ final class TestKeyedConcurrentRun {
         long cached = pool.core().control().cachedCount();
         assertEquals(
                 pool.stats().idle(), cached, () -> "at rest, every idle object is in the idle cache: " + pool.stats());
+        if (bounded) { // and every permit that no object holds is free: none lost, none made up
+            PoolStats stats = pool.stats();
+            assertEquals(
+                    maxObjects - stats.live() - stats.idle(),
+                    pool.core().readings().freePermitsNow(),
+                    () -> "at rest, every permit no object holds is free: " + pool.stats());
+        }
     }
 
     /** One thread's operations and the handles it holds. */

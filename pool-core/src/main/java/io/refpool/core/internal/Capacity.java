@@ -101,6 +101,11 @@ final class Capacity<K, V> {
         }
     }
 
+    /** {@return permits free now, or -1 without a bound} (diagnostics: every object holds one) */
+    int freePermits() {
+        return permits == null ? -1 : permits.availablePermits();
+    }
+
     /** {@return a permit for a new object, or {@code null} if none can be had now} */
     Guard take(AttachState s) {
         boolean drained = false;

@@ -40,6 +40,11 @@ public final class PoolReadings {
         return core.capacity.waiters();
     }
 
+    /** {@return capacity permits free now, or -1 if the pool has no {@code maxObjects}} */
+    public long freePermitsNow() {
+        return core.capacity.freePermits();
+    }
+
     /** {@return objects created so far} */
     public long creations() {
         return counters.creations.sum();
