@@ -251,10 +251,13 @@ final class DeferredReleases<K, V> {
             if (core.disposals.claim(entry, s, disposalCause(eviction.cause()))) {
                 core.counters.evicted(eviction.cause());
                 // no disposed object stays cached: a releaser's put may have raced the claim (a put
-                // this misses sees the claim itself: IdleTier.put), and a put that found the object's
-                // own entry expired took that entry over (Caffeine reports the expiry and keeps the
-                // entry for the new value, which is the same object)
-                core.idle.remove(entry);
+                // this misses sees the claim itself: IdleTier.put), and after an expiry a put that
+                // found the object's own entry expired may have taken that entry over (Caffeine
+                // reports the expiry and keeps the entry for the new value, the same object), which
+                // the object's mark does not show: the cache is asked (a remove allocates, so only then)
+                if (entry.isCached() || eviction.cause() == EvictionCause.EXPIRED) {
+                    core.idle.remove(entry);
+                }
             }
         } else if (!core.idle.putAgain(entry)) {
             core.disposals.claim(entry, s, disposalCause(eviction.cause()));

@@ -46,8 +46,9 @@ import java.util.function.Predicate;
  * the removal under the key's lock before it believes it (see {@code insert}). A put that finds
  * the key's entry expired takes that entry over, and Caffeine reports the expiry of the value it
  * held, which can be this same object: the drain of that report then marks the object uncached
- * while the entry holds it. So a disposal takes the object out by asking the cache
- * ({@code remove(key, object)}), never by its mark, and an idle of such an object puts it again,
+ * while the entry holds it. So a disposal after an expiry, and every disposal on demand, takes the
+ * object out by asking the cache ({@code remove(key, object)}), not by its mark (a size eviction
+ * never leaves the entry, and the remove allocates), and an idle of such an object puts it again,
  * which finds it present and keeps it. The listener finds the entry by the object's identity, never through the key, whose
  * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
  * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
