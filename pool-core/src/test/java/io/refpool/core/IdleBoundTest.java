@@ -127,14 +127,61 @@ class IdleBoundTest {
      */
     @Test
     void aPutThatTakesOverTheObjectsOwnExpiredEntryLeavesNoDisposedObjectCached() throws Exception {
-        AtomicLong ticker = new AtomicLong();
-        RefPool<String, Resource> pool = resources.build(resources
+        RefPool<String, Resource> pool = resources.build(expiringPool());
+        secondPutTakesOverTheExpiredEntry(pool, false);
+
+        pool.flush(); // the report is applied: idle since the put that cached it, the object is disposed
+        assertEquals(1, resources.disposalCount(), "the expired object was disposed");
+        assertEquals(0, pool.core().control().cachedCount(), "and no disposed object stays cached");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * As above, but the object is in use when the expiry report is applied: the drain lets it be
+     * (marking it uncached) while the entry the second put left still holds it. A disposal on demand
+     * then asks the cache, not the mark, and takes it out.
+     */
+    @Test
+    void anObjectMarkedUncachedThatAnEntryStillHoldsLeavesTheCacheWhenInvalidated() throws Exception {
+        RefPool<String, Resource> pool = resources.build(expiringPool());
+        Handle<Resource> inUse = secondPutTakesOverTheExpiredEntry(pool, true); // report applied: live
+        assertEquals(1, pool.core().control().cachedCount(), "marked uncached, the entry still holds it");
+
+        assertTrue(pool.invalidate("a")); // retired while in use
+        pool.attached(() -> {
+            inUse.close(); // count 0, retired: disposed now
+            return null;
+        });
+        assertEquals(1, resources.disposalCount(), "the invalidated object was disposed");
+        assertEquals(0, pool.core().control().cachedCount(), "and it left the cache");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    private final AtomicLong ticker = new AtomicLong();
+
+    /** {@return a builder whose idle cache expires an entry a minute after its write, on {@link #ticker}} */
+    private RefPool.Builder<String, Resource> expiringPool() {
+        return resources
                 .builder()
                 .attachMode(AttachMode.SHARED)
                 .drainDelay(Duration.ofHours(1))
                 .idle(cache -> cache.expireAfterWrite(Duration.ofMinutes(1))
                         .ticker(ticker::get)
-                        .scheduler(Scheduler.disabledScheduler())));
+                        .scheduler(Scheduler.disabledScheduler()));
+    }
+
+    /**
+     * Forces two puts of key {@code "a"}'s object, in idle spells 1 and 2, the first put's entry
+     * expiring before the second put arrives: the second takes it over and Caffeine reports the
+     * expiry of the same object. With {@code keepUsing} the second releaser revives the object
+     * again before it detaches, and its detach applies the report to a live object.
+     *
+     * @return the second releaser's handle with {@code keepUsing}, otherwise {@code null}
+     */
+    private Handle<Resource> secondPutTakesOverTheExpiredEntry(RefPool<String, Resource> pool, boolean keepUsing)
+            throws Exception {
         TestPoolHooks hooks = new TestPoolHooks();
         pool.core().setHooks(hooks);
         Handle<Resource> first = pool.attached(() -> pool.acquire("a"));
@@ -147,11 +194,11 @@ class IdleBoundTest {
         TestPoolHooks.Pause earlierPut = hooks.pause(Point.BEFORE_CACHE_PUT, earlier.thread);
         earlier.start();
         earlierPut.awaitArrival();
-        TestKit.Forked<Void> later = TestKit.unstartedRun(
+        TestKit.Forked<Handle<Resource>> later = TestKit.unstarted(
                 "later-idler",
                 () -> pool.attached(() -> {
                     pool.acquire("a").close(); // revives it and idles it again, spell 2: this put is held too
-                    return null;
+                    return keepUsing ? pool.acquire("a") : null;
                 }));
         TestPoolHooks.Pause laterPut = hooks.pause(Point.BEFORE_CACHE_PUT, later.thread);
         later.start();
@@ -161,13 +208,7 @@ class IdleBoundTest {
         earlier.join(); // the cache takes the object
         ticker.addAndGet(Duration.ofMinutes(2).toNanos()); // its entry expires; no maintenance has run
         laterPut.proceed();
-        later.join(); // finds the object's own entry expired: the expiry is reported, the entry kept
-
-        pool.flush(); // the report is applied: idle since the put that cached it, the object is disposed
-        assertEquals(1, resources.disposalCount(), "the expired object was disposed");
-        assertEquals(0, pool.core().control().cachedCount(), "and no disposed object stays cached");
-        pool.close();
-        resources.assertAllDisposedOnceAttached();
+        return later.join(); // its put found the object's own entry expired: reported, the entry kept
     }
 
     @Test
