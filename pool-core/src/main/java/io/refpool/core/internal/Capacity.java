@@ -177,7 +177,7 @@ final class Capacity<K, V> {
         if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
             core.control.disposeIdle(entry, s, DisposalCause.INVALIDATED);
         } else if (core.isClosed()) {
-            core.control.disposeIdle(entry, s, DisposalCause.CLOSED);
+            core.disposals.claim(entry, s, DisposalCause.CLOSED); // close emptied the cache already
         } else if (waiters() > 0) {
             if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
                 // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
