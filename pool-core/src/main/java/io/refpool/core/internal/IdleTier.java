@@ -35,9 +35,10 @@ import java.util.function.Predicate;
  * objects are idle in it, and fewer while revived ones hold places. A put that leaves the cache over
  * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
  * wait for more activity, which revives and idles do not make): once every put has returned, the
- * cache is within its bound, and the evictions are queued for the next attach or the drainer. Expiry runs from the cache's
- * last put of the object: an object used since is put again when its entry expires, so an idle
- * object is disposed between one and two expiry periods after it last went idle.
+ * cache is within its bound, and the evictions are queued for the next attach or the drainer.
+ * Expiry runs from the cache's last put of the object: an object used since is put again when its
+ * entry expires, so an idle object is disposed between one and two expiry periods after it last
+ * went idle.
  *
  * <p>The cache never decides a disposal by itself: the listener only queues an {@link Eviction}
  * with the spell it saw, and the attached drain decides, a disposal being a claim from exactly 0
@@ -49,9 +50,12 @@ import java.util.function.Predicate;
  * while the entry holds it. So a disposal after an expiry, and every disposal on demand, takes the
  * object out by asking the cache ({@code remove(key, object)}), not by its mark (a size eviction
  * never leaves the entry, and the remove allocates), and an idle of such an object puts it again,
- * which finds it present and keeps it. The listener finds the entry by the object's identity, never through the key, whose
+ * which finds it present and keeps it.
+ *
+ * <p>The listener finds the entry by the object's identity, never through the key, whose
  * {@code hashCode} may throw; every cache call that can run user code (a weigher, the key's
- * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling it.
+ * {@code hashCode}/{@code equals}) is guarded, and a failure disposes the object instead of idling
+ * it.
  */
 final class IdleTier<K, V> {
     private final PoolCore<K, V> core;
