@@ -20,27 +20,28 @@ import java.util.concurrent.CompletionStage;
  *
  * <pre>
  *   holder    to         by
- *   null      thread T   T's blocking enter was granted (set by T before enter returns)
- *   null      ASYNC      an async enter was granted (set before the stage completes)
- *   ASYNC     thread T   callAsync running its function on T; back to ASYNC when it returns
- *   any       null       the guard's close, before it releases the lock
+ *   NONE      id of T    T's blocking enter was granted (set by T before enter returns)
+ *   NONE      ASYNC      an async enter was granted (set before the stage completes)
+ *   ASYNC     id of T    callAsync running its function on T; back to ASYNC when it returns
+ *   any       NONE       the guard's close, before it releases the lock
  * </pre>
  *
  * <p>{@code holder} answers two questions and nothing else: "does this thread hold the section
  * already?" (its own write, so it reads it exactly: asking again throws instead of deadlocking) and
  * "may this thread use the object?" for strict access. The lock alone decides who holds the section.
+ * It is the holder's {@linkplain Thread#getId() thread id}, which no other thread ever has, rather
+ * than the {@code Thread}: a {@code long} store needs no garbage collector barrier, and a reference
+ * store into a section that has reached the old generation costs a fence under G1 on every entry.
  *
  * <p>A section guard holds a reference of its own (count + 1 at entry, - 1 at close), so the object
  * stays alive while its section is held even if every handle closes meanwhile.
  */
 final class Section {
+    /** The holder of a free section. Thread ids are positive. */
+    static final long NONE = 0L;
+
     /** The holder of a section granted to an async caller, which no thread holds. */
-    static final Object ASYNC = new Object() {
-        @Override
-        public String toString() {
-            return "an async caller";
-        }
-    };
+    static final long ASYNC = -1L;
 
     /** How many times a thread tries the lock before it queues: about a microsecond. */
     private static final int SPINS = 128;
@@ -48,7 +49,7 @@ final class Section {
     final AsyncMutex lock = new AsyncMutex();
 
     private static final VarHandle HOLDER =
-            FieldHandles.find(MethodHandles.lookup(), Section.class, "holder", Object.class);
+            FieldHandles.find(MethodHandles.lookup(), Section.class, "holder", long.class);
 
     /**
      * Who holds the section, for the reentry and strict-access checks; see the table. Written with
@@ -56,20 +57,20 @@ final class Section {
      * acquire and release order the writes of successive holders, so no write needs a full fence.
      */
     @SuppressWarnings("unused") // accessed through HOLDER
-    private Object holder;
+    private long holder;
 
-    Object holder() {
-        return HOLDER.getAcquire(this);
+    long holder() {
+        return (long) HOLDER.getAcquire(this);
     }
 
-    void holder(Object who) {
+    void holder(long who) {
         HOLDER.setRelease(this, who);
     }
 
     /** {@return whether {@code thread} may use the object: it holds the section, or an async caller does} */
     boolean admits(Thread thread) {
-        Object h = holder();
-        return h == thread || h == ASYNC;
+        long h = holder();
+        return h == thread.getId() || h == ASYNC;
     }
 
     /**
@@ -111,9 +112,9 @@ final class Section {
     private static <K, V> Guard enter(
             PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, Duration timeout) {
         Section section = entry.section();
-        Thread me = Thread.currentThread();
+        long me = Thread.currentThread().getId();
         if (section.holder() == me) {
-            throw reentry(entry, me);
+            throw reentry(entry);
         }
         retain(entry);
         try {
@@ -128,7 +129,7 @@ final class Section {
     }
 
     /** {@link #lockFor} waiting at most {@code timeout}; a free section is taken with no timer armed. */
-    private Guard lockWithin(Thread me, Entry<?, ?> entry, Duration timeout, String pool) {
+    private Guard lockWithin(long me, Entry<?, ?> entry, Duration timeout, String pool) {
         if (lock.tryLock()) {
             holder(me);
             return null;
@@ -145,16 +146,16 @@ final class Section {
     }
 
     /**
-     * Takes the lock for {@code me}, a thread that does not hold it yet (the caller checked), and
-     * records {@code me} as the holder. A short bounded spin on {@code tryLock} comes first: a
+     * Takes the lock for the thread whose id is {@code me}, which does not hold it yet (the caller
+     * checked), and records {@code me} as the holder. A short bounded spin on {@code tryLock} comes first: a
      * section is typically held for a short call, and a thread that queued would pay a park and an
      * unpark for it. The spin never passes a queued waiter ({@code tryLock} fails while anyone is
      * queued), so the queue stays FIFO.
      *
      * @return the lock's guard if the thread had to queue, or {@code null} if it took the lock raw
-     *     (release with {@link #unlockRaw})
+     *     (release with {@link #unlock})
      */
-    Guard lockFor(Thread me, Entry<?, ?> entry, CancellationToken token) {
+    Guard lockFor(long me, Entry<?, ?> entry, CancellationToken token) {
         if (lock.tryLock()) { // the free section, kept small enough to inline into pool.call
             holder(me);
             return null;
@@ -162,7 +163,7 @@ final class Section {
         return lockContended(me, entry, token);
     }
 
-    private Guard lockContended(Thread me, Entry<?, ?> entry, CancellationToken token) {
+    private Guard lockContended(long me, Entry<?, ?> entry, CancellationToken token) {
         for (int spin = 1; spin < SPINS; spin++) {
             Thread.onSpinWait();
             if (lock.tryLock()) {
@@ -189,16 +190,16 @@ final class Section {
      * @throws IllegalStateException if the calling thread holds this section already
      */
     Guard enter(Entry<?, ?> entry) {
-        Thread me = Thread.currentThread();
+        long me = Thread.currentThread().getId();
         if (holder() == me) {
-            throw reentry(entry, me);
+            throw reentry(entry);
         }
         return lockFor(me, entry, CancellationToken.none());
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */
     void unlock(Guard lockGuard) {
-        holder(null);
+        holder(NONE);
         if (lockGuard != null) {
             lockGuard.close();
         } else {
@@ -219,8 +220,8 @@ final class Section {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
         Section section = entry.section();
-        if (refuseReentry && section.holder() == Thread.currentThread()) {
-            return CompletableFuture.failedStage(reentry(entry, Thread.currentThread()));
+        if (refuseReentry && section.holder() == Thread.currentThread().getId()) {
+            return CompletableFuture.failedStage(reentry(entry));
         }
         try {
             retain(entry);
@@ -260,9 +261,10 @@ final class Section {
         }
     }
 
-    private static IllegalStateException reentry(Entry<?, ?> entry, Thread thread) {
+    private static IllegalStateException reentry(Entry<?, ?> entry) {
         return new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key) + ": thread "
-                + thread.getName() + " already holds its section, and a second hold would wait for itself");
+                + Thread.currentThread().getName()
+                + " already holds its section, and a second hold would wait for itself");
     }
 
     /** A held section: closing it clears the holder, releases the lock, then the reference. */
@@ -284,7 +286,7 @@ final class Section {
 
         /** Lets the running thread use the object inside an async caller's section. */
         void runningOn(Thread thread) {
-            section.holder(thread);
+            section.holder(thread.getId());
         }
 
         @Override
