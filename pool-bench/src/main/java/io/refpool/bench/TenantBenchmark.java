@@ -4,6 +4,7 @@ import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.RefPool;
+import io.refpool.sync.Guard;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -34,6 +35,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * <ul>
  *   <li>{@code refpool}: {@link AttachMode#PER_OBJECT}, {@code pool.call(tenant, fn)}: the gate is
  *       shared and each engine has its own section, so different tenants run in parallel.
+ *   <li>{@code sections}: {@link AttachMode#PER_OBJECT} used by hand: attach, acquire, take the
+ *       engine's section with {@link Handle#exclusive()}, use {@link Handle#get()}, release all.
+ *       With strict access its {@code get()} checks the attachment and the section, which {@code
+ *       pool.call} never needs to.
  *   <li>{@code exclusive}: {@link AttachMode#EXCLUSIVE}, {@code pool.call(tenant, fn)}: one thread
  *       attached at a time, like a global interpreter lock, so tenants run one after another.
  *   <li>{@code lock-map}: what a host wrote by hand before {@code PER_OBJECT}: a {@link
@@ -50,7 +55,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *
  * <p>{@link #request} is the request; {@link #strictRequest} is the same with {@code
  * strictAccess(true)}, whose {@code Handle.get()} checks the attachment and (in {@code PER_OBJECT}
- * mode) the section: the two rows side by side are what strict access costs.
+ * mode) the section: the two rows side by side are what strict access costs. Only {@code sections}
+ * and the lock maps call {@code get()}; {@code pool.call} hands the function the object and checks
+ * nothing, so its two rows differ by noise alone.
  *
  * <p>Target, on a 2-core machine: {@code refpool} at least as fast as {@code lock-map} at 1 and 2
  * threads, and faster than {@code exclusive} at 2 threads.
@@ -62,7 +69,7 @@ public class TenantBenchmark {
     static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
 
     /** How the tenants' engines are shared. */
-    @Param({"refpool", "exclusive", "lock-map", "fair-lock-map"})
+    @Param({"refpool", "sections", "exclusive", "lock-map", "fair-lock-map"})
     public String impl;
 
     private Host host;
@@ -123,6 +130,8 @@ public class TenantBenchmark {
         switch (impl) {
             case "refpool":
                 return new CallHost(pool(AttachMode.PER_OBJECT, strict));
+            case "sections":
+                return new SectionHost(pool(AttachMode.PER_OBJECT, strict));
             case "exclusive":
                 return new CallHost(pool(AttachMode.EXCLUSIVE, strict));
             case "lock-map":
@@ -177,6 +186,42 @@ public class TenantBenchmark {
         @Override
         public long request(String tenant) {
             return pool.call(tenant, Engine::work);
+        }
+
+        @Override
+        public void close() {
+            unload(pool, loaded);
+        }
+    }
+
+    /** {@code PER_OBJECT} through a handle and its section, as code that keeps a handle would use it. */
+    static final class SectionHost implements Host {
+        private final RefPool<String, Engine> pool;
+        private final List<Handle<Engine>> loaded;
+
+        SectionHost(RefPool<String, Engine> pool) {
+            this.pool = pool;
+            this.loaded = load(pool);
+        }
+
+        @Override
+        public long request(String tenant) {
+            Attachment attachment = pool.attach();
+            try {
+                Handle<Engine> handle = pool.acquire(tenant);
+                try {
+                    Guard section = handle.exclusive();
+                    try {
+                        return handle.get().work();
+                    } finally {
+                        section.close();
+                    }
+                } finally {
+                    handle.close();
+                }
+            } finally {
+                attachment.close();
+            }
         }
 
         @Override
