@@ -685,7 +685,9 @@ public final class RefPool<K, V> implements AutoCloseable {
          * than the handle's opener, and in {@code PER_OBJECT} mode two acquire loads (the section
          * and its holder); {@code pool.call} hands the function the object without a handle and
          * checks nothing. The {@code strictRequest} rows of {@code TenantBenchmark} measure it
-         * next to {@code request}: within the run-to-run noise of a 2-core machine (see
+         * next to {@code request}: in its {@code sections} row ({@code PER_OBJECT}, {@code
+         * Handle.exclusive()} and one {@code get()} per request) strict access cost about 7 ns per
+         * {@code get()} on a 2-core machine, 0.93× the requests per second (see
          * docs/performance.md).
          *
          * @param strictAccess whether to check
