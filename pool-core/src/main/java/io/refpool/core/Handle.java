@@ -98,7 +98,10 @@ public interface Handle<V> extends AutoCloseable {
      * guard when the section is granted. The section is then held by no thread in particular: with
      * {@code strictAccess(true)} any thread attached to the pool may use the object until the guard
      * closes. A caller that cancels or completes the returned future itself ends the wait; a
-     * section granted anyway is released.
+     * section granted anyway is released. If that {@code cancel} returns {@code false}, the stage
+     * had completed first and its guard is the caller's to close. That includes a timed {@code
+     * get} that throws {@code InterruptedException} on a stage already completed: it checks the
+     * interrupt before the result.
      *
      * @param token cancels the wait
      * @return a stage completed with the guard, or failed with a
