@@ -4,11 +4,13 @@ import static io.refpool.testkit.TestKit.BOUND;
 import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.testkit.TestKit;
 import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +22,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,7 +41,8 @@ import org.junit.jupiter.api.Test;
  * cancellations, and {@code pool.exclusive()}, while a fifth thread interrupts the others at
  * random. Then, at rest: no two threads were ever inside one object, no update inside one was
  * lost, every section is free, every permit no object holds is free, nothing failed that should
- * not have, and, once the pool closes, every object was disposed exactly once, attached.
+ * not have, and, once the pool closes, every object was disposed exactly once, attached. It runs on
+ * platform threads, and on virtual threads on JDK 21+.
  */
 class SectionStormTest {
     private static final List<String> KEYS = List.of("a", "b", "c", "d");
@@ -60,17 +65,40 @@ class SectionStormTest {
     private final ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
 
     @Test
-    void sectionsSurviveCancellationsTimeoutsAndInterruptsWithNothingStranded() throws Exception {
+    void onPlatformThreads() throws Exception {
+        storm(null);
+    }
+
+    @Test
+    void onVirtualThreads() throws Throwable {
+        ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
+        assumeTrue(virtualThreads != null, "virtual threads need JDK 21+");
+        try {
+            storm(virtualThreads);
+        } finally {
+            virtualThreads.shutdownNow();
+        }
+    }
+
+    /** The storm on platform threads ({@code executor} null) or on the executor's threads. */
+    private void storm(ExecutorService executor) throws Exception {
         RefPool<String, Resource> pool = resources.build(resources
                 .builder()
                 .attachMode(AttachMode.PER_OBJECT)
                 .strictAccess(true)
                 .maxObjects(MAX_OBJECTS)
                 .idle(cache -> cache.maximumSize(2).expireAfterAccess(Duration.ofMillis(1))));
-        List<Forked<Void>> workers = new ArrayList<>();
+        Thread[] threads = new Thread[THREADS];
+        CountDownLatch started = new CountDownLatch(THREADS);
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int i = 0; i < THREADS; i++) {
+            int id = i;
             Random random = new Random(7919L * i + 17);
-            workers.add(forkRun("storm-" + i, () -> {
+            CompletableFuture<Void> finished = new CompletableFuture<>();
+            workers.add(finished);
+            Runnable body = () -> {
+                threads[id] = Thread.currentThread(); // published to the interrupter by the latch
+                started.countDown();
                 for (int op = 0; op < OPERATIONS; op++) {
                     try {
                         operate(pool, random);
@@ -81,18 +109,31 @@ class SectionStormTest {
                     }
                     Thread.interrupted(); // an interrupt that landed outside a wait ends with the operation
                 }
-            }));
+                finished.complete(null);
+            };
+            if (executor == null) {
+                Thread thread = new Thread(body, "storm-" + i);
+                thread.setDaemon(true);
+                thread.start();
+            } else {
+                executor.execute(body);
+            }
         }
+        assertTrue(started.await(BOUND.toMillis(), TimeUnit.MILLISECONDS), "every storm thread started");
         AtomicBoolean storming = new AtomicBoolean(true);
         Forked<Void> interrupter = forkRun("interrupter", () -> {
             Random random = new Random(31);
             while (storming.get()) {
-                workers.get(random.nextInt(THREADS)).thread.interrupt();
+                threads[random.nextInt(THREADS)].interrupt();
                 TimeUnit.MICROSECONDS.sleep(200 + random.nextInt(800)); // pacing only: the storm needs no timing
             }
         });
-        for (Forked<Void> worker : workers) {
-            worker.join();
+        for (int i = 0; i < THREADS; i++) {
+            try {
+                workers.get(i).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("storm thread " + i + " is stuck: " + TestKit.describeStack(threads[i]));
+            }
         }
         storming.set(false);
         interrupter.join();
