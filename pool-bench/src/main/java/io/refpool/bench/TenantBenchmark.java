@@ -94,24 +94,52 @@ public class TenantBenchmark {
         }
     }
 
-    /** One way of running a request on a tenant's engine. */
-    interface Host {
-        long request(String tenant);
+    /** One way of running a request on a tenant's engine, on a pool that keeps every tenant loaded. */
+    abstract static class Host {
+        final RefPool<String, Engine> pool;
+        /** A handle to every tenant's engine, which keeps the tenants loaded. */
+        private final List<Handle<Engine>> loaded;
 
-        void close();
+        Host(RefPool<String, Engine> pool) {
+            this.pool = pool;
+            this.loaded =
+                    pool.attached(() -> TENANTS.stream().map(pool::acquire).toList());
+        }
+
+        abstract long request(String tenant);
+
+        final void close() {
+            pool.attached(() -> {
+                loaded.forEach(Handle::close);
+                return null;
+            });
+            pool.close();
+        }
     }
 
-    /** {@return a handle to every tenant's engine}, which keeps the tenants loaded */
-    static List<Handle<Engine>> load(RefPool<String, Engine> pool) {
-        return pool.attached(() -> TENANTS.stream().map(pool::acquire).toList());
-    }
+    /** A host that attaches and acquires by hand, then makes the engine its own in its own way. */
+    abstract static class HandleHost extends Host {
+        HandleHost(RefPool<String, Engine> pool) {
+            super(pool);
+        }
 
-    static void unload(RefPool<String, Engine> pool, List<Handle<Engine>> loaded) {
-        pool.attached(() -> {
-            loaded.forEach(Handle::close);
-            return null;
-        });
-        pool.close();
+        @Override
+        final long request(String tenant) {
+            Attachment attachment = pool.attach();
+            try {
+                Handle<Engine> handle = pool.acquire(tenant);
+                try {
+                    return workAlone(tenant, handle);
+                } finally {
+                    handle.close();
+                }
+            } finally {
+                attachment.close();
+            }
+        }
+
+        /** Runs the engine's work with nobody else inside it. */
+        abstract long workAlone(String tenant, Handle<Engine> handle);
     }
 
     @Setup(Level.Trial)
@@ -174,103 +202,56 @@ public class TenantBenchmark {
     }
 
     /** {@code pool.call}: the pool takes whatever the mode needs. */
-    static final class CallHost implements Host {
-        private final RefPool<String, Engine> pool;
-        private final List<Handle<Engine>> loaded;
-
+    static final class CallHost extends Host {
         CallHost(RefPool<String, Engine> pool) {
-            this.pool = pool;
-            this.loaded = load(pool);
+            super(pool);
         }
 
         @Override
-        public long request(String tenant) {
+        long request(String tenant) {
             return pool.call(tenant, Engine::work);
-        }
-
-        @Override
-        public void close() {
-            unload(pool, loaded);
         }
     }
 
     /** {@code PER_OBJECT} through a handle and its section, as code that keeps a handle would use it. */
-    static final class SectionHost implements Host {
-        private final RefPool<String, Engine> pool;
-        private final List<Handle<Engine>> loaded;
-
+    static final class SectionHost extends HandleHost {
         SectionHost(RefPool<String, Engine> pool) {
-            this.pool = pool;
-            this.loaded = load(pool);
+            super(pool);
         }
 
         @Override
-        public long request(String tenant) {
-            Attachment attachment = pool.attach();
+        long workAlone(String tenant, Handle<Engine> handle) {
+            Guard section = handle.exclusive();
             try {
-                Handle<Engine> handle = pool.acquire(tenant);
-                try {
-                    Guard section = handle.exclusive();
-                    try {
-                        return handle.get().work();
-                    } finally {
-                        section.close();
-                    }
-                } finally {
-                    handle.close();
-                }
+                return handle.get().work();
             } finally {
-                attachment.close();
+                section.close();
             }
-        }
-
-        @Override
-        public void close() {
-            unload(pool, loaded);
         }
     }
 
     /** The hand-written host: a shared pool plus one lock per tenant. */
-    static final class LockMapHost implements Host {
-        private final RefPool<String, Engine> pool;
+    static final class LockMapHost extends HandleHost {
         private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
-        private final List<Handle<Engine>> loaded;
-
         private final boolean fair;
 
         LockMapHost(RefPool<String, Engine> pool, boolean fair) {
-            this.pool = pool;
+            super(pool);
             this.fair = fair;
-            this.loaded = load(pool);
         }
 
         @Override
-        public long request(String tenant) {
-            Attachment attachment = pool.attach();
-            try {
-                Handle<Engine> handle = pool.acquire(tenant);
-                try {
-                    ReentrantLock lock = locks.get(tenant); // no capturing lambda on the hot path
-                    if (lock == null) {
-                        lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock(fair));
-                    }
-                    lock.lock();
-                    try {
-                        return handle.get().work();
-                    } finally {
-                        lock.unlock();
-                    }
-                } finally {
-                    handle.close();
-                }
-            } finally {
-                attachment.close();
+        long workAlone(String tenant, Handle<Engine> handle) {
+            ReentrantLock lock = locks.get(tenant); // no capturing lambda on the hot path
+            if (lock == null) {
+                lock = locks.computeIfAbsent(tenant, t -> new ReentrantLock(fair));
             }
-        }
-
-        @Override
-        public void close() {
-            unload(pool, loaded);
+            lock.lock();
+            try {
+                return handle.get().work();
+            } finally {
+                lock.unlock();
+            }
         }
     }
 }
