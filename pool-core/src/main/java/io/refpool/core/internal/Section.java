@@ -147,9 +147,9 @@ final class Section {
 
     /**
      * Takes the lock for the thread whose id is {@code me}, which does not hold it yet (the caller
-     * checked), and records {@code me} as the holder. A short bounded spin on {@code tryLock} comes first: a
-     * section is typically held for a short call, and a thread that queued would pay a park and an
-     * unpark for it. The spin never passes a queued waiter ({@code tryLock} fails while anyone is
+     * checked), and records {@code me} as the holder. A short bounded spin on {@code tryLock} comes
+     * first: a section is typically held for a short call, and a thread that queued would pay a park
+     * and an unpark for it. The spin never passes a queued waiter ({@code tryLock} fails while anyone is
      * queued), so the queue stays FIFO.
      *
      * @return the lock's guard if the thread had to queue, or {@code null} if it took the lock raw
