@@ -116,6 +116,37 @@ class LifecycleControlTest {
     }
 
     @Test
+    void aDisposersFlushDoesNotWaitForAnotherThreadsFlushThatWaitsForItsBatch() throws Exception {
+        for (AttachMode mode : new AttachMode[] {AttachMode.SHARED, AttachMode.PER_OBJECT}) {
+            TestResources resources = new TestResources();
+            RefPool<String, Resource> pool =
+                    resources.build(resources.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
+            CountDownLatch disposing = new CountDownLatch(1);
+            CountDownLatch flushNow = new CountDownLatch(1);
+            resources.alsoOnDispose(resource -> {
+                if (resource.key.equals("a")) {
+                    disposing.countDown();
+                    await(flushNow); // the other flusher holds the flush lock and waits for this batch
+                    pool.flush();
+                }
+            });
+            Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+            forkRun("closer", a::close).join(); // pending
+            TestKit.Forked<Void> drainer =
+                    forkRun("drainer", () -> pool.attach().close()); // takes the batch
+            await(disposing);
+            TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+            awaitParked(flusher.thread);
+            flushNow.countDown();
+            drainer.join(); // bounded: a deadlock fails here
+            flusher.join();
+            assertEquals(1, resources.created("a").disposals.get(), mode.toString());
+            pool.close();
+            resources.assertAllDisposedOnceAttached();
+        }
+    }
+
+    @Test
     void anInterruptedFlushStopsWaitingKeepsTheFlagAndLosesNothing() throws Exception {
         RefPool<String, Resource> pool = pool(false);
         CountDownLatch disposing = new CountDownLatch(1);

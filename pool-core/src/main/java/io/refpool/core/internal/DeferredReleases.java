@@ -178,19 +178,24 @@ final class DeferredReleases<K, V> {
     /**
      * {@code pool.flush()} on an attached thread: applies what is pending and waits until every batch
      * other threads took before it is applied too. Called from a disposal on this thread (a disposer
-     * that flushes), it applies what is pending and does not wait: the batch that runs the disposer
-     * is one of those it would wait for.
+     * that flushes), it applies what is pending and neither waits nor takes the flush lock: the
+     * batch that runs the disposer is one of those it would wait for, and another thread's flush
+     * may hold that lock while it waits for this very batch.
      *
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
     void flush(AttachState s) throws InterruptedException {
+        if (s.disposing) {
+            // inside a disposal: the batch running it may be one another flusher waits for while
+            // holding the flush lock, so taking that lock here would wait for that flusher for ever
+            applyAll(s);
+            return;
+        }
         flushes.lock();
         try {
             ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
             apply(batch, s);
-            if (!s.disposing) {
-                queue.awaitEpoch(batch.epoch() ^ 1);
-            }
+            queue.awaitEpoch(batch.epoch() ^ 1);
         } finally {
             flushes.unlock();
         }
