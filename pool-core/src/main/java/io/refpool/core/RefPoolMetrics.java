@@ -50,6 +50,9 @@ import java.util.function.ToDoubleFunction;
  * module path, and only this class needs it. The meters hold the pool weakly, as Micrometer's
  * gauges do; a closed pool keeps reporting its final counts until it is collected.
  */
+// Micrometer is an optional requirement of this module, not a transitive one: a user of this class
+// requires micrometer.core itself (see module-info)
+@SuppressWarnings("exports")
 public final class RefPoolMetrics implements MeterBinder {
     private final PoolReadings core;
     private final Tags tags;
