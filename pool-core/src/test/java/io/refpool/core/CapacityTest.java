@@ -72,6 +72,39 @@ class CapacityTest {
     }
 
     @Test
+    void aCapacityReclaimWithoutAnIdleCacheTakesAnObjectAtZeroWhoseReleaserIsPaused() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(AttachMode.SHARED).maxObjects(1));
+        io.refpool.core.internal.PoolHooks.Point atZero = io.refpool.core.internal.PoolHooks.Point.REACHED_ZERO;
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        Handle<Session> a = acquireAttached(pool, "a");
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", () -> {
+            try (Attachment attached = pool.attach()) {
+                a.close(); // count 0, held before its fate is decided
+            }
+        });
+        TestPoolHooks.Pause paused = hooks.pause(atZero, releaser.thread);
+        releaser.start();
+        paused.awaitArrival();
+
+        // no permit is free: the acquire scans the slots and reclaims "a", which is at count 0
+        Handle<Session> b = pool.acquireAsync("b", CancellationToken.none())
+                .toCompletableFuture()
+                .get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        assertEquals("b", b.key());
+        paused.proceed();
+        releaser.join();
+        assertEquals(1, pool.stats().disposals(DisposalCause.CAPACITY), "the reclaim disposed it, once");
+        b.close();
+        pool.close();
+        assertEquals(2, pool.stats().disposals());
+        assertEquals(List.of(), engine.violations);
+        assertEquals(List.of(), engine.errors);
+    }
+
+    @Test
     void waitersAreServedFifoAsObjectsFreeUp() throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(2));

@@ -164,7 +164,9 @@ final class Capacity<K, V> {
         if (!entry.tryDispose(DisposalCause.CAPACITY)) { // revived, or disposed already
             return false;
         }
-        core.idle.remove(entry);
+        if (core.idle != null) { // the scan of the slots runs without an idle cache too
+            core.idle.remove(entry);
+        }
         core.counters.evicted(EvictionCause.CAPACITY);
         core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
         return true;
@@ -172,6 +174,7 @@ final class Capacity<K, V> {
 
     /** The last reference went: idle the object, or dispose it for the line. */
     void reachedZero(Entry<K, V> entry, AttachState s) {
+        core.hook(PoolHooks.Point.REACHED_ZERO);
         core.counters.reachedZero();
         IdleTier<K, V> idle = core.idle;
         if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache

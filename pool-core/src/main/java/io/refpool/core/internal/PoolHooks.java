@@ -10,6 +10,8 @@ public interface PoolHooks {
     enum Point {
         /** The eviction listener queued an eviction; Caffeine still holds the entry. */
         EVICTION_QUEUED,
+        /** A release moved the object's count to 0 and has not yet decided its fate. */
+        REACHED_ZERO,
         /** A release found the object at count 0 and is about to idle it (a cache put if the cache needs one). */
         BEFORE_IDLE_PUT,
         /** A put into the idle cache is about to mark the object cached and insert it. */
