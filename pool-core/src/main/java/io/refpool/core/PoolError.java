@@ -43,6 +43,11 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          */
         DRAINER_REJECTED,
         /**
+         * The pool's call executor rejected or failed to take a {@code callAsync} function (an
+         * {@code Error} too); the function ran on a new thread of the pool's own.
+         */
+        CALL_EXECUTOR_FAILED,
+        /**
          * The pool's executor failed to take a drain with something other than a rejection (an
          * {@code Error} such as "unable to create native thread", say), or a drain failed; the drain
          * ran on the thread that scheduled it, without waiting for the gate, and the drainer stays

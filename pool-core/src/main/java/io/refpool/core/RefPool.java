@@ -482,6 +482,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         private Disposer<? super K, ? super V> disposer = (key, value, cause) -> {};
         private AttachMode attachMode = AttachMode.EXCLUSIVE;
         private Executor executor;
+        private Executor callExecutor;
         private long drainDelayNanos = 100_000_000L;
         private int drainThreshold = 1024;
         private ErrorListener errorListener;
@@ -545,6 +546,29 @@ public final class RefPool<K, V> implements AutoCloseable {
          */
         public Builder<K, V> executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * Sets where {@link RefPool#callAsync callAsync} runs its function once every wait is
+         * granted. Default: {@link java.util.concurrent.ForkJoinPool#commonPool()}. The function never
+         * runs on the caller inside {@code callAsync}, nor on the thread whose release granted its
+         * wait; a task this executor runs on the handing thread, rejects, or fails to take, runs on a
+         * new thread of the pool's own instead.
+         *
+         * <pre>{@code
+         * ExecutorService scripts = Executors.newFixedThreadPool(8);
+         * RefPool<String, Session> sessions = RefPool.builder((String tenant) -> engine.open(tenant))
+         *         .attachMode(AttachMode.PER_OBJECT)
+         *         .callExecutor(scripts)
+         *         .build();
+         * }</pre>
+         *
+         * @param callExecutor the executor
+         * @return this builder
+         */
+        public Builder<K, V> callExecutor(Executor callExecutor) {
+            this.callExecutor = Objects.requireNonNull(callExecutor, "callExecutor");
             return this;
         }
 
@@ -710,6 +734,7 @@ public final class RefPool<K, V> implements AutoCloseable {
                     disposer,
                     attachMode,
                     executor,
+                    callExecutor,
                     drainDelayNanos,
                     drainThreshold,
                     errorListener,

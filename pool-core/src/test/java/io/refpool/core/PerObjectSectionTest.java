@@ -93,7 +93,8 @@ class PerObjectSectionTest {
         Handle<Box> sameObject = acquire(pool, "a");
         Handle<Box> shared = a.share();
         Handle<Box> b = acquire(pool, "b");
-        try (Guard held = a.exclusive()) {
+        try (Attachment attached = pool.attach();
+                Guard held = a.exclusive()) {
             CompletableFuture<Guard> viaOtherHandle = fork("other", () -> sameObject
                             .exclusiveAsync(CancellationToken.none())
                             .toCompletableFuture())
@@ -103,7 +104,7 @@ class PerObjectSectionTest {
                     .join();
             assertFalse(viaOtherHandle.isDone(), "a second handle to the object waits for its section");
             assertFalse(viaShare.isDone(), "a shared handle waits too");
-            try (Guard other = fork("b", () -> b.exclusive()).join()) {
+            try (Guard other = fork("b", () -> pool.attached(b::exclusive)).join()) {
                 assertTrue(other != null, "another object's section is free");
             }
             held.close();
@@ -122,11 +123,12 @@ class PerObjectSectionTest {
         Handle<Box> handle = acquire(pool, "a");
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<TestKit.Forked<Void>> waiters = new ArrayList<>();
-        Guard held = handle.exclusive();
+        Guard held = pool.attached(handle::exclusive);
         for (int i = 0; i < 5; i++) {
             int n = i;
             TestKit.Forked<Void> waiter = forkRun("waiter-" + n, () -> {
-                try (Guard section = handle.exclusive()) {
+                try (Attachment attached = pool.attach();
+                        Guard section = handle.exclusive()) {
                     order.add(n);
                 }
             });
@@ -146,6 +148,7 @@ class PerObjectSectionTest {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
         Handle<Box> handle = acquire(pool, "a");
         Handle<Box> other = handle.share();
+        Attachment attached = pool.attach(); // sections are taken attached
         try (Guard held = handle.exclusive()) {
             IllegalStateException again = assertThrows(IllegalStateException.class, handle::exclusive);
             assertTrue(again.getMessage().contains("already holds its section"), again.getMessage());
@@ -161,6 +164,7 @@ class PerObjectSectionTest {
         try (Guard again = handle.exclusive()) {
             assertTrue(again != null, "released, the section is free again, and nothing was leaked");
         }
+        attached.close();
         handle.close();
         other.close();
     }
@@ -427,12 +431,12 @@ class PerObjectSectionTest {
                 .toCompletableFuture();
         assertFalse(later.isDone(), "waits for the section");
         TestKit.Forked<Thread> releaser = fork("releaser", () -> {
-            held.close(); // the grant runs the function here, inside close, before the guard's own release
+            held.close(); // the grant hands the function to the call executor
             return Thread.currentThread();
         });
         assertEquals(1, later.get(BOUND.toSeconds(), TimeUnit.SECONDS));
-        // the guard gives its reference back after the function ran: wait for close() to return
-        assertSame(releaser.join(), ranOn.get("fn"), "ran on the thread that released the section");
+        assertNotSame(releaser.join(), ranOn.get("fn"), "not on the thread that released the section");
+        assertNotSame(Thread.currentThread(), ranOn.get("fn"), "not on the caller");
         handle.close();
     }
 

@@ -4,6 +4,7 @@ import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
+import io.refpool.core.PoolError;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
@@ -12,6 +13,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -25,8 +28,20 @@ import java.util.function.Supplier;
  *   1         attach (nested ok)     acquireAsync: waits for creation and capacity
  *   2         acquire                hold the gate (shared) as an async caller
  *   3         section (PER_OBJECT)   section, async, while the gate is held (PER_OBJECT)
- *   4         run fn                 run fn attached on the granting thread, then release all
+ *   4         run fn                 hand fn to the call executor; it runs there attached, in the
+ *                                    section, then releases all
  * </pre>
+ *
+ * <p><b>Where a {@code callAsync} function runs.</b> Never on the caller inside {@code callAsync},
+ * and never on the thread that granted its last wait: a grant completes on the thread that released
+ * the gate or the section, which may be attached and inside sections of its own, and the function
+ * would run nested in them (its own {@code call} of a key that thread holds would fail, or wait for a
+ * section that thread holds while that thread waits for the function). Once every wait is granted,
+ * the function is handed to the pool's call executor (the common fork-join pool unless the builder
+ * set one), and runs there on a thread that is not attached to the pool. An executor that runs the
+ * task on the handing thread, rejects it or fails (even with an {@code Error}), or a thread of it
+ * that is attached to this pool already, gets the task moved to a new thread of the pool's own, so
+ * the function still runs, and nothing the call holds is lost. No thread parks for a wait.
  *
  * <p>The order is the deadlock rule of sections: a section is waited for only while the gate is
  * held (attached), and a section holder never waits for the gate. So a stop-the-world
@@ -35,14 +50,19 @@ import java.util.function.Supplier;
  * the keys in.
  */
 public final class Calls<K, V> {
+    private static final AtomicInteger FALLBACK_THREADS = new AtomicInteger();
+
     private final PoolCore<K, V> core;
     private final Attacher<K, V> attacher;
     private final boolean sections;
+    /** Where {@code callAsync} functions run. */
+    private final Executor executor;
 
-    Calls(PoolCore<K, V> core) {
+    Calls(PoolCore<K, V> core, Executor executor) {
         this.core = core;
         this.attacher = core.attacher;
         this.sections = core.attachMode() == AttachMode.PER_OBJECT;
+        this.executor = executor;
     }
 
     public <T> T attached(Supplier<? extends T> work) {
@@ -123,9 +143,17 @@ public final class Calls<K, V> {
         Objects.requireNonNull(first, "first");
         Objects.requireNonNull(second, "second");
         Objects.requireNonNull(fn, "fn");
+        boolean oneKey = first.equals(second); // before anything is taken: a key that throws changes nothing
         Attachment attachment = core.attach(CancellationToken.none());
         try {
             PooledHandle<K, V> a = pooled(core.acquire(first));
+            if (oneKey) { // one object, acquired once: an invalidate between two acquires would make two
+                try {
+                    return runBoth(a, a, fn);
+                } finally {
+                    a.close();
+                }
+            }
             try {
                 PooledHandle<K, V> b = pooled(core.acquire(second));
                 try {
@@ -210,19 +238,114 @@ public final class Calls<K, V> {
                 gate.close();
                 handle.close();
             } else if (!sections) {
-                run(handle, gate, null, fn, result);
+                new AsyncRun<>(handle, gate, null, fn, result).dispatch();
             } else {
-                Section.enterAsync(core, handle.entry(), token, false).whenComplete((section, sectionFailure) -> {
+                Section.enterAsync(core, handle.entry(), token, true).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
                         gate.close();
                         handle.close();
                         result.completeExceptionally(unwrap(sectionFailure));
                     } else {
-                        run(handle, gate, (Section.Held<?, ?>) section, fn, result);
+                        new AsyncRun<>(handle, gate, (Section.Held<?, ?>) section, fn, result).dispatch();
                     }
                 });
             }
         });
+    }
+
+    /**
+     * A {@code callAsync} whose waits are all granted: its function, handed to the call executor.
+     * The handing thread is recorded while it hands over, so a task that runs inline on it is moved.
+     */
+    private final class AsyncRun<T> implements Runnable {
+        private final PooledHandle<K, V> handle;
+        private final Guard gate;
+        private final Section.Held<?, ?> section;
+        private final Function<? super V, ? extends T> fn;
+        private final CompletableFuture<T> result;
+        /** The thread handing the task over, while it does. */
+        private volatile Thread handing;
+
+        AsyncRun(
+                PooledHandle<K, V> handle,
+                Guard gate,
+                Section.Held<?, ?> section,
+                Function<? super V, ? extends T> fn,
+                CompletableFuture<T> result) {
+            this.handle = handle;
+            this.gate = gate;
+            this.section = section;
+            this.fn = fn;
+            this.result = result;
+        }
+
+        void dispatch() {
+            handing = Thread.currentThread();
+            try {
+                executor.execute(this);
+            } catch (Throwable failed) { // rejected, or an Error: the task moves, nothing is lost
+                core.report(
+                        PoolError.Kind.CALL_EXECUTOR_FAILED,
+                        handle.key(),
+                        "the call executor of pool '" + core.name() + "' failed to take a callAsync function"
+                                + "; it runs on a thread of the pool's own",
+                        failed);
+                moveToOwnThread();
+            } finally {
+                handing = null;
+            }
+        }
+
+        @Override
+        public void run() {
+            if (handing == Thread.currentThread() || core.isAttached()) {
+                moveToOwnThread(); // inline on the handing thread, or nested in an attachment here
+                return;
+            }
+            if (result.isDone()) { // the caller gave up while the task was queued
+                releaseAll();
+                return;
+            }
+            Calls.this.run(handle, gate, section, fn, result);
+        }
+
+        private void moveToOwnThread() {
+            Runnable own = () -> {
+                if (result.isDone()) {
+                    releaseAll();
+                } else {
+                    Calls.this.run(handle, gate, section, fn, result);
+                }
+            };
+            try {
+                Thread thread = new Thread(
+                        own, "refpool-call-" + FALLBACK_THREADS.incrementAndGet() + " (pool '" + core.name() + "')");
+                thread.setDaemon(true);
+                thread.start();
+            } catch (Throwable noThread) { // nothing can run the function: release all, fail the call
+                releaseAll();
+                result.completeExceptionally(noThread);
+            }
+        }
+
+        /** Gives back the section, the handle and the gate, attached through the gate held. */
+        private void releaseAll() {
+            try {
+                attacher.runAttached(gate, false, attachment -> {
+                    if (section != null) {
+                        section.close();
+                    }
+                    handle.close();
+                    return null;
+                });
+            } catch (Throwable t) {
+                core.report(
+                        PoolError.Kind.CALL_EXECUTOR_FAILED,
+                        handle.key(),
+                        "releasing an abandoned callAsync failed",
+                        t);
+            }
+        }
     }
 
     /** Runs {@code fn} attached through {@code gate}, then releases section, handle and gate. */
@@ -265,7 +388,7 @@ public final class Calls<K, V> {
         Throwable cause =
                 failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         if (cause instanceof CancellationException && !(cause instanceof PoolClosedException) && core.isClosed()) {
-            return new PoolClosedException("the pool closed while callAsync() waited");
+            return new PoolClosedException("pool '" + core.name() + "' closed while callAsync() waited");
         }
         return cause;
     }

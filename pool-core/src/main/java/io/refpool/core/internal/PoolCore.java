@@ -113,7 +113,7 @@ public final class PoolCore<K, V> {
         this.attacher = new Attacher<>(this, config.attachMode());
         this.acquirer = new Acquirer<>(this);
         this.strictAccess = config.strictAccess();
-        this.calls = new Calls<>(this);
+        this.calls = new Calls<>(this, config.callFunctions());
         this.control = new LifecycleControl<>(this);
         this.readings = new PoolReadings(this);
     }

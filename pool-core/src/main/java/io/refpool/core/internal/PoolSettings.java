@@ -7,6 +7,7 @@ import io.refpool.core.ErrorListener;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.ObjectFactory;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.function.Consumer;
 
 /**
@@ -16,6 +17,7 @@ import java.util.function.Consumer;
  * @param disposer disposes an object
  * @param attachMode the gate's mode
  * @param executor where drainers run ({@code null}: the library's drainer threads)
+ * @param callExecutor where {@code callAsync} functions run ({@code null}: the common fork-join pool)
  * @param drainDelayNanos how long releases may stay pending with nobody attaching
  * @param drainThreshold how many pending releases make a drainer run at once
  * @param errorListener where failures are reported ({@code null}: a {@code System.Logger})
@@ -31,6 +33,7 @@ public record PoolSettings<K, V>(
         Disposer<? super K, ? super V> disposer,
         AttachMode attachMode,
         Executor executor,
+        Executor callExecutor,
         long drainDelayNanos,
         int drainThreshold,
         ErrorListener errorListener,
@@ -44,6 +47,11 @@ public record PoolSettings<K, V>(
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {
         return executor == null ? DrainerThreads.shared() : executor;
+    }
+
+    /** {@return where {@code callAsync} functions run: the configured executor, or the common fork-join pool} */
+    Executor callFunctions() {
+        return callExecutor == null ? ForkJoinPool.commonPool() : callExecutor;
     }
 
     /** {@return the listener of failures: the configured one, or a {@code System.Logger}} */

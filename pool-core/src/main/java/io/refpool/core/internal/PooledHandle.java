@@ -94,7 +94,7 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
             return CompletableFuture.failedStage(new IllegalStateException("exclusiveAsync() on the handle for key "
                     + Keys.describe(entry.key) + ", which is already closed"));
         }
-        return Section.enterAsync(core, entry, token, true);
+        return Section.enterAsync(core, entry, token, false);
     }
 
     /** {@return the object this handle refers to, with its count and section} */

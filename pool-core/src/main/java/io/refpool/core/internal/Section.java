@@ -21,14 +21,18 @@ import java.util.concurrent.CompletionStage;
  * <pre>
  *   holder    to         by
  *   NONE      id of T    T's blocking enter was granted (set by T before enter returns)
- *   NONE      ASYNC      an async enter was granted (set before the stage completes)
- *   ASYNC     id of T    callAsync running its function on T; back to ASYNC when it returns
+ *   NONE      ASYNC      Handle.exclusiveAsync was granted (set before the stage completes)
+ *   NONE      RESERVED   callAsync's section was granted (set before the stage completes)
+ *   RESERVED  id of T    callAsync running its function on T
  *   any       NONE       the guard's close, before it releases the lock
  * </pre>
  *
  * <p>{@code holder} answers two questions and nothing else: "does this thread hold the section
  * already?" (its own write, so it reads it exactly: asking again throws instead of deadlocking) and
  * "may this thread use the object?" for strict access. The lock alone decides who holds the section.
+ * {@code ASYNC} admits any thread, as the guard of {@code exclusiveAsync} may be used on whichever
+ * thread its continuation runs; {@code RESERVED} admits none, so between a {@code callAsync} grant
+ * and the start of its function no bystander uses the object.
  * It is the holder's {@linkplain Thread#getId() thread id}, which no other thread ever has, rather
  * than the {@code Thread}: a {@code long} store needs no garbage collector barrier, and a reference
  * store into a section that has reached the old generation costs a fence under G1 on every entry.
@@ -40,8 +44,11 @@ final class Section {
     /** The holder of a free section. Thread ids are positive. */
     static final long NONE = 0L;
 
-    /** The holder of a section granted to an async caller, which no thread holds. */
+    /** The holder of a section granted to {@code exclusiveAsync}, which no thread holds: admits any thread. */
     static final long ASYNC = -1L;
+
+    /** The holder of a section granted to {@code callAsync} whose function has not started: admits none. */
+    static final long RESERVED = -2L;
 
     /** How many times a thread tries the lock before it queues: about a microsecond. */
     private static final int SPINS = 128;
@@ -80,17 +87,19 @@ final class Section {
     static <K, V> void checkAccess(PoolCore<K, V> core, Entry<K, V> entry, AttachState opener) {
         Thread me = Thread.currentThread();
         AttachState s = opener != null && opener.thread == me ? opener : core.attacher.state();
-        if (s.depth == 0) {
-            throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " on thread "
-                    + me.getName() + ", which is not attached to the pool (strictAccess): use the object inside"
-                    + " pool.call, or attach first");
+        // after close nobody can attach: the objects still held stay usable, in their sections
+        if (s.depth == 0 && !core.isClosed()) {
+            throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " of pool '"
+                    + core.name() + "' on thread " + me.getName() + ", which is not attached to the pool"
+                    + " (strictAccess): use the object inside pool.call, or attach first");
         }
-        if (core.attachMode() == AttachMode.PER_OBJECT && !s.exclusive) {
+        if (core.attachMode() == AttachMode.PER_OBJECT && !(s.depth > 0 && s.exclusive)) {
             Section section = entry.sectionIfCreated();
             if (section == null || !section.admits(me)) {
                 throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
-                        + " on thread " + me.getName() + ", which does not hold the object's section (PER_OBJECT"
-                        + " mode, strictAccess): use pool.call, or take Handle.exclusive() first");
+                        + " of pool '" + core.name() + "' on thread " + me.getName() + ", which does not hold the"
+                        + " object's section (PER_OBJECT mode, strictAccess): use pool.call, or take"
+                        + " Handle.exclusive() first");
             }
         }
     }
@@ -111,6 +120,11 @@ final class Section {
     /** Takes the section with a reference of its own, given back if the wait fails. */
     private static <K, V> Guard enter(
             PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, Duration timeout) {
+        refuseUnattached(core, entry);
+        if (token.isCancellationRequested()) { // whether or not the section is free, as every wait does
+            throw new CancellationException("exclusive() on the object of key " + Keys.describe(entry.key)
+                    + " in pool '" + core.name() + "' with a token that was already cancelled");
+        }
         Section section = entry.section();
         long me = Thread.currentThread().getId();
         if (section.holder() == me) {
@@ -124,7 +138,26 @@ final class Section {
             return new Held<>(core, entry, section, lockGuard);
         } catch (Throwable t) {
             core.release(entry, null);
+            if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
+                throw (RuntimeException) Timeouts.named(t, name(core, entry));
+            }
             throw t;
+        }
+    }
+
+    /**
+     * A section is taken attached while the pool is open: a thread that held one unattached and then
+     * attached would wait for the gate holding it, against the rule that a section holder never
+     * waits for the gate (see {@code Calls}). After close nobody can attach, and objects still held
+     * stay usable in their sections.
+     */
+    private static <K, V> void refuseUnattached(PoolCore<K, V> core, Entry<K, V> entry) {
+        if (!core.isAttached() && !core.isClosed()) {
+            throw new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key)
+                    + " of pool '" + core.name() + "' on thread "
+                    + Thread.currentThread().getName()
+                    + ", which is not attached: take the section attached (inside pool.attach() or"
+                    + " pool.attached), use pool.call, or use exclusiveAsync");
         }
     }
 
@@ -210,17 +243,21 @@ final class Section {
     /**
      * Takes the section of {@code entry} for an async caller: the stage completes with its guard on
      * the thread that released the section (at once if free). A caller that completes or cancels
-     * the stage itself ends the wait; a grant that lands anyway is given back. {@code refuseReentry}:
-     * fail if the calling thread holds the section (a caller's own request); {@code callAsync}'s
-     * steps run on whichever thread granted the step before, which says nothing of the caller.
+     * the stage itself ends the wait; a grant that lands anyway is given back. {@code forCall}: the
+     * section of a {@code callAsync}, recorded as {@code RESERVED} until its function runs; its steps
+     * run on whichever thread granted the step before, which says nothing of the caller. Otherwise
+     * (a caller's own {@code exclusiveAsync}) it fails if the calling thread holds the section.
      */
     static <K, V> CompletionStage<Guard> enterAsync(
-            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, boolean refuseReentry) {
+            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, boolean forCall) {
         if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+            return CompletableFuture.failedStage(new CancellationException("exclusiveAsync() on the object of key "
+                    + Keys.describe(entry.key) + " in pool '" + core.name() + "' with a token that was already"
+                    + " cancelled"));
         }
+        long granted = forCall ? RESERVED : ASYNC;
         Section section = entry.section();
-        if (refuseReentry && section.holder() == Thread.currentThread().getId()) {
+        if (!forCall && section.holder() == Thread.currentThread().getId()) {
             return CompletableFuture.failedStage(reentry(entry));
         }
         try {
@@ -229,7 +266,7 @@ final class Section {
             return CompletableFuture.failedStage(e);
         }
         if (section.lock.tryLock()) {
-            section.holder(ASYNC);
+            section.holder(granted);
             return CompletableFuture.completedStage(new Held<>(core, entry, section, null));
         }
         CompletableFuture<Guard> result = new CompletableFuture<>();
@@ -237,10 +274,11 @@ final class Section {
         wait.whenComplete((lockGuard, failure) -> {
             if (failure != null) {
                 core.release(entry, null);
-                result.completeExceptionally(failure instanceof CompletionException ? failure.getCause() : failure);
+                result.completeExceptionally(Timeouts.named(
+                        failure instanceof CompletionException ? failure.getCause() : failure, name(core, entry)));
                 return;
             }
-            section.holder(ASYNC);
+            section.holder(granted);
             Held<K, V> held = new Held<>(core, entry, section, lockGuard);
             if (!result.complete(held)) {
                 held.close(); // the caller gave up first
@@ -252,6 +290,11 @@ final class Section {
             }
         });
         return result;
+    }
+
+    /** {@return the section of {@code entry}, as messages name it} */
+    private static String name(PoolCore<?, ?> core, Entry<?, ?> entry) {
+        return "the section of key " + Keys.describe(entry.key) + " in pool '" + core.name() + "'";
     }
 
     private static <K, V> void retain(Entry<K, V> entry) {
