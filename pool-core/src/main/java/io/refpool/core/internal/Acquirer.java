@@ -72,7 +72,8 @@ final class Acquirer<K, V> {
                     continue;
                 }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
-                        + core.capacity.maxObjects() + " objects the pool may hold are in use and none is idle; an"
+                        + core.capacity.maxObjects() + " objects pool '" + core.name()
+                        + "' may hold are in use and none is idle; an"
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
             }
             core.slots.await(key, (Creation<K, V>) attempt, s);
@@ -127,10 +128,18 @@ final class Acquirer<K, V> {
             timer.close();
             return acquired;
         }
-        timer.cancelAfter(timeout);
-        WaitTimeoutException timedOut = new WaitTimeoutException(
-                "an object for key " + Keys.describe(key) + " in pool '" + core.name() + "'",
-                timeout); // the caller's stack
+        WaitTimeoutException timedOut;
+        try {
+            timer.cancelAfter(timeout);
+            timedOut = new WaitTimeoutException(
+                    "an object for key " + Keys.describe(key) + " in pool '" + core.name() + "'",
+                    timeout); // the caller's stack
+        } catch (Throwable failed) { // the wait is queued: end it, so nothing it would get is orphaned
+            timer.cancel();
+            timer.close();
+            acquired.thenAccept(Handle::close);
+            return CompletableFuture.failedStage(failed);
+        }
         CompletableFuture<Handle<V>> result = new CompletableFuture<>();
         acquired.whenComplete((handle, failure) -> {
             timer.close();

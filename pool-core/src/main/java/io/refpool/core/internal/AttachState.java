@@ -24,6 +24,8 @@ import java.util.ArrayDeque;
  *   0        d         {@link #resume}          the gate is held again; base, attacher and the way
  *                                               the gate is held restored
  *   d        1         {@link #unwindTo1}       an async function returned with scopes left open
+ *   d        level     {@code Attacher.exitClosure} a closure returned; {@link #endScopesAbove} marks
+ *                                               the scopes it left open closed
  * </pre>
  *
  * <p>{@code attacher} is set only while the thread is attached, so a thread that outlives a pool
@@ -126,7 +128,23 @@ final class AttachState {
 
     /** An async function returned with scopes still open inside its own: they end with it. */
     void unwindTo1() {
+        endScopesAbove(1);
         depth = 1;
+    }
+
+    /**
+     * Ends the scopes of every level above {@code level} that work left open (a closure, or an
+     * async function, returned): each is marked closed, so a later {@code close()} of one throws
+     * instead of closing whichever attachment holds its level by then.
+     */
+    void endScopesAbove(int level) {
+        for (int slot = base + level; slot < base + depth && slot < scopes.length; slot++) {
+            AttachScope scope = scopes[slot];
+            if (scope != null) {
+                scope.open = false;
+                scope.twin.open = false;
+            }
+        }
     }
 
     /** Drops an empty work list that grew in a long disposal loop, so its array does not stay. */

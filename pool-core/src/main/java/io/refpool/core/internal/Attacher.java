@@ -125,7 +125,7 @@ final class Attacher<K, V> {
         Guard guard = timeout == null ? enterGate(token, exclusive, internal) : enterGateWithin(timeout, exclusive);
         if (!internal && core.isClosed()) {
             leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
-            throw new PoolClosedException("the pool closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
         releases.applyIfDirty(s);
@@ -161,7 +161,7 @@ final class Attacher<K, V> {
         Guard guard = enterGate(CancellationToken.none(), false, false);
         if (core.isClosed()) {
             leaveGate(guard, false);
-            throw new PoolClosedException("the pool closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
         }
         s.enterOutermostWithoutScope(this, guard);
     }
@@ -171,6 +171,9 @@ final class Attacher<K, V> {
      * end with it, as they do for an async function.
      */
     void exitClosure(AttachState s, int level) {
+        if (s.depth > level) {
+            s.endScopesAbove(level);
+        }
         if (level > 1) {
             s.depth = level - 1;
         } else {
@@ -200,17 +203,16 @@ final class Attacher<K, V> {
         try {
             return waitAtGate(timer.token(), exclusive, false);
         } catch (CancellationException e) {
-            throw Timeouts.ended(
-                    e,
-                    timer,
-                    (exclusive && mode != AttachMode.EXCLUSIVE
-                                    ? "exclusive use of pool '"
-                                    : "the attach gate of pool '")
-                            + core.name() + "'",
-                    timeout);
+            throw Timeouts.ended(e, timer, gateName(exclusive), timeout);
         } finally {
             timer.close();
         }
+    }
+
+    /** {@return what a wait at the gate waits for, in messages} */
+    private String gateName(boolean exclusive) {
+        return (exclusive && mode != AttachMode.EXCLUSIVE ? "exclusive use of pool '" : "the attach gate of pool '")
+                + core.name() + "'";
     }
 
     /** The gate was not free: waits in line, recorded as an attach-wait event. */
@@ -253,9 +255,9 @@ final class Attacher<K, V> {
             throw new CancellationException("interrupted while waiting to attach; the interrupt status is kept");
         } catch (CancellationException e) {
             if (core.isClosed()) {
-                throw new PoolClosedException("the pool closed while this thread waited to attach");
+                throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
             }
-            throw e;
+            throw (CancellationException) Timeouts.named(e, gateName(exclusive));
         } finally {
             if (linked != null) {
                 linked.close();
@@ -356,13 +358,15 @@ final class Attacher<K, V> {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                 if (core.isClosed()) {
-                    throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
+                    throw new CompletionException(
+                            new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
                 }
-                throw new CompletionException(cause);
+                throw new CompletionException(Timeouts.named(cause, gateName(exclusive)));
             }
             if (core.isClosed()) { // granted just before the close failed the waiters
                 guard.close();
-                throw new CompletionException(new PoolClosedException("the pool closed while waiting to attach"));
+                throw new CompletionException(
+                        new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
             }
             return guard;
         });
@@ -397,6 +401,7 @@ final class Attacher<K, V> {
                 return fn.apply(scope);
             } finally {
                 if (scope.open) {
+                    s.endScopesAbove(scope.level);
                     s.leaveNested(scope);
                 }
                 leaveGate(guard, exclusive);

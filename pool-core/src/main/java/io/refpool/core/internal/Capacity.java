@@ -327,10 +327,11 @@ final class Capacity<K, V> {
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                         if (core.isClosed() && cause instanceof CancellationException) {
-                            throw new CompletionException(new PoolClosedException("the pool closed while acquireAsync("
-                                    + Keys.describe(key) + ") waited for capacity"));
+                            throw new CompletionException(new PoolClosedException("pool '" + core.name()
+                                    + "' closed while acquireAsync(" + Keys.describe(key) + ") waited for capacity"));
                         }
-                        throw new CompletionException(cause);
+                        throw new CompletionException(Timeouts.named(
+                                cause, "capacity for key " + Keys.describe(key) + " in pool '" + core.name() + "'"));
                     }
                     return core.acquireWithPermit(key, token, permit).whenComplete((handle, attemptFailure) -> {
                         if (attemptFailure != null) {

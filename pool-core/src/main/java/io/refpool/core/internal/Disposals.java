@@ -102,7 +102,7 @@ final class Disposals<K, V> {
             core.report(
                     PoolError.Kind.DISPOSER_FAILED,
                     entry.key,
-                    "the disposer failed for key " + Keys.describe(entry.key),
+                    "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
             if (entry.permit != null) {

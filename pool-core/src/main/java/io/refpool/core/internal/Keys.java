@@ -26,4 +26,18 @@ final class Keys {
                     + ", whose toString() threw " + toStringFailed.getClass().getName() + ">";
         }
     }
+
+    /**
+     * {@return a failure as a message names it: its class and its own message}, without trusting
+     * the failure's {@code getMessage}, which user code may override to throw
+     */
+    static String describeFailure(Throwable failure) {
+        String name = failure.getClass().getName();
+        try {
+            String message = failure.getMessage();
+            return message == null ? name : name + ": " + message;
+        } catch (Throwable messageFailed) {
+            return name;
+        }
+    }
 }

@@ -81,14 +81,15 @@ final class PoolCounters {
     /** {@return the pool's stats: these counters, and the live and idle objects of {@code slots} counted now} */
     PoolStats snapshot(SlotTable<?, ?> slots, long pendingReleases, long capacityWaiters) {
         long[] liveAndIdle = {0, 0};
-        slots.forEachEntry(entry -> {
-            int count = entry.count();
-            if (count > 0) {
-                liveAndIdle[0]++;
-            } else if (count == 0) {
-                liveAndIdle[1]++;
-            }
-        });
+        slots.forEachObject(
+                entry -> { // an invalidated object still held is live: it holds its permit
+                    int count = entry.count();
+                    if (count > 0) {
+                        liveAndIdle[0]++;
+                    } else if (count == 0) {
+                        liveAndIdle[1]++;
+                    }
+                });
         return new PoolStats(
                 liveAndIdle[0],
                 liveAndIdle[1],

@@ -77,6 +77,16 @@ final class SlotTable<K, V> {
     }
 
     /**
+     * Runs {@code action} on every object the pool has not disposed yet, its key's current one or
+     * not (an invalidated object still held counts until it is disposed); weakly consistent.
+     */
+    void forEachObject(Consumer<Entry<K, V>> action) {
+        for (Entry<K, V> entry : instances.values()) {
+            action.accept(entry);
+        }
+    }
+
+    /**
      * One attached attempt: share or revive the key's object, or create it.
      *
      * @param permit a capacity permit already held for a creation, or {@code null}
@@ -161,8 +171,8 @@ final class SlotTable<K, V> {
             Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                     ? failure
                     : new ObjectCreationException(
-                            "the factory for key " + Keys.describe(key) + " threw "
-                                    + failure.getClass().getName(),
+                            "the factory for key " + Keys.describe(key) + " in pool '" + core.name() + "' threw "
+                                    + Keys.describeFailure(failure),
                             failure);
             Capacity.giveBack(permit);
             abandon(key, creation, shaped);
@@ -170,7 +180,7 @@ final class SlotTable<K, V> {
                 core.report(
                         PoolError.Kind.FACTORY_FAILED,
                         key,
-                        "the factory failed for key " + Keys.describe(key),
+                        "the factory failed for key " + Keys.describe(key) + ": " + Keys.describeFailure(failure),
                         failure);
             }
             throw unchecked(shaped);

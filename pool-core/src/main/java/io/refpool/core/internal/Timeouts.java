@@ -30,6 +30,22 @@ final class Timeouts {
     }
 
     /**
+     * {@return the cancellation of a wait for {@code resource}, named after it} (the key and the
+     * pool, not the lock underneath), with the lock's own exception as its cause; any other failure
+     * is returned as it is
+     */
+    static Throwable named(Throwable failure, String resource) {
+        if (!(failure instanceof CancellationException)
+                || failure instanceof WaitTimeoutException
+                || failure instanceof io.refpool.core.PoolClosedException) {
+            return failure;
+        }
+        CancellationException named = new CancellationException("cancelled while waiting for " + resource);
+        named.initCause(failure);
+        return named;
+    }
+
+    /**
      * {@return what to throw for {@code failure}, which ended a wait timed by {@code timer}}: a
      * timeout named after {@code resource} if the timer fired and the thread was not interrupted
      * (an interrupt wins), otherwise {@code failure} itself
