@@ -126,14 +126,11 @@ public class CancellationBenchmark extends AverageTimeDefaults {
         abstract boolean cancel(Object source);
 
         static Subject named(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "naive":
-                    return new Naive();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "', expected refpool or naive");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "naive" -> new Naive();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "', expected refpool or naive");
+            };
         }
     }
 

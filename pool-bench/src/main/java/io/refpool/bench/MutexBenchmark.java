@@ -250,20 +250,14 @@ public class MutexBenchmark extends AverageTimeDefaults {
         }
 
         static Lock create(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "reentrant-lock":
-                    return new JdkLock(false);
-                case "fair-reentrant-lock":
-                    return new JdkLock(true);
-                case "fair-semaphore":
-                    return new FairSemaphore();
-                case "asyncutil":
-                    return new AsyncUtil();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "reentrant-lock" -> new JdkLock(false);
+                case "fair-reentrant-lock" -> new JdkLock(true);
+                case "fair-semaphore" -> new FairSemaphore();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 

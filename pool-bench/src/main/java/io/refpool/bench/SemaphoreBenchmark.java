@@ -181,19 +181,12 @@ public class SemaphoreBenchmark extends AverageTimeDefaults {
 
         @Setup
         public void create() {
-            switch (impl) {
-                case "refpool":
-                    permits = new Refpool();
-                    break;
-                case "fair-semaphore":
-                    permits = new Jdk();
-                    break;
-                case "asyncutil":
-                    permits = new AsyncUtil();
-                    break;
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            permits = switch (impl) {
+                case "refpool" -> new Refpool();
+                case "fair-semaphore" -> new Jdk();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 

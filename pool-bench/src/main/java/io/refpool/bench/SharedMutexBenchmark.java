@@ -264,20 +264,14 @@ public class SharedMutexBenchmark extends AverageTimeDefaults {
         }
 
         static SharedLock create(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "rrwl":
-                    return new JdkReadWriteLock(false);
-                case "fair-rrwl":
-                    return new JdkReadWriteLock(true);
-                case "stamped":
-                    return new Stamped();
-                case "asyncutil":
-                    return new AsyncUtil();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "rrwl" -> new JdkReadWriteLock(false);
+                case "fair-rrwl" -> new JdkReadWriteLock(true);
+                case "stamped" -> new Stamped();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 
