@@ -122,20 +122,13 @@ public class AttachBenchmark {
                 }
             };
         }
-        BaselineReleaseQueue baseline;
-        switch (impl) {
-            case "always-lock":
-                baseline = new AlwaysLockReleaseQueue();
-                break;
-            case "swap-flag":
-                baseline = new SwapFlagReleaseQueue();
-                break;
-            case "unpadded":
-                baseline = new UnpaddedReleaseQueue();
-                break;
-            default:
-                throw new IllegalArgumentException("unknown impl '" + impl + "'");
-        }
+        BaselineReleaseQueue baseline =
+                switch (impl) {
+                    case "always-lock" -> new AlwaysLockReleaseQueue();
+                    case "swap-flag" -> new SwapFlagReleaseQueue();
+                    case "unpadded" -> new UnpaddedReleaseQueue();
+                    default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+                };
         return new QueueUnderTest() {
             @Override
             public int enqueue(Object release) {

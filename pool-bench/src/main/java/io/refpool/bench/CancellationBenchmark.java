@@ -4,19 +4,13 @@ import io.refpool.bench.baseline.NaiveCancellationSource;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Registration;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What cancellation costs: refpool's {@link CancellationSource} against {@link
@@ -46,13 +40,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Every callback increments a counter of its thread, so none of them is dead code. The
  * annotations below only matter when JMH runs the class directly.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(2)
 @State(Scope.Benchmark)
-public class CancellationBenchmark {
+public class CancellationBenchmark extends AverageTimeDefaults {
 
     /** Which implementation a run measures; {@code refpool} comes first. */
     @Param({"refpool", "naive"})
@@ -136,14 +126,11 @@ public class CancellationBenchmark {
         abstract boolean cancel(Object source);
 
         static Subject named(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "naive":
-                    return new Naive();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "', expected refpool or naive");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "naive" -> new Naive();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "', expected refpool or naive");
+            };
         }
     }
 

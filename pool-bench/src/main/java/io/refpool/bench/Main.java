@@ -57,7 +57,6 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        System.setProperty("java.awt.headless", "true");
         System.exit(BenchRunner.run(args, System.out, System.err));
     }
 }

@@ -21,7 +21,6 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.annotations.GroupThreads;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -29,7 +28,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -71,12 +69,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * {@code Semaphore(1, true)}; {@code asyncutil}, {@link FairAsyncLock}, whose blocking rows join its
  * future. Each fork runs one implementation, so the calls below stay monomorphic.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(1)
-public class MutexBenchmark {
+public class MutexBenchmark extends AverageTimeDefaults {
     /** Work done while holding the lock in the multi-threaded rows, in {@link Blackhole#consumeCPU} tokens. */
     static final int WORK = 20;
 
@@ -256,20 +250,14 @@ public class MutexBenchmark {
         }
 
         static Lock create(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "reentrant-lock":
-                    return new JdkLock(false);
-                case "fair-reentrant-lock":
-                    return new JdkLock(true);
-                case "fair-semaphore":
-                    return new FairSemaphore();
-                case "asyncutil":
-                    return new AsyncUtil();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "reentrant-lock" -> new JdkLock(false);
+                case "fair-reentrant-lock" -> new JdkLock(true);
+                case "fair-semaphore" -> new FairSemaphore();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 

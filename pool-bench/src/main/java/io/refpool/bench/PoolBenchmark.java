@@ -96,22 +96,13 @@ public class PoolBenchmark {
 
         @Setup(Level.Trial)
         public void createPools() throws Exception {
-            switch (impl) {
-                case "refpool":
-                    subject = new RefPoolSubject();
-                    break;
-                case "hand-rolled":
-                    subject = new HandRolledSubject();
-                    break;
-                case "commons-pool2":
-                    subject = new CommonsPoolSubject();
-                    break;
-                case "stormpot":
-                    subject = new StormpotSubject();
-                    break;
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            subject = switch (impl) {
+                case "refpool" -> new RefPoolSubject();
+                case "hand-rolled" -> new HandRolledSubject();
+                case "commons-pool2" -> new CommonsPoolSubject();
+                case "stormpot" -> new StormpotSubject();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
 
         @TearDown(Level.Trial)

@@ -108,20 +108,14 @@ public class RequestBenchmark {
     }
 
     static Host host(String impl, int idle) {
-        switch (impl) {
-            case "refpool":
-                return new RefPoolHost(false, idle);
-            case "refpool-call":
-                return new RefPoolHost(true, idle);
-            case "stormpot":
-                return new StormpotHost(null);
-            case "commons-pool2":
-                return new CommonsHost(idle);
-            case "hand-rolled":
-                return new HandRolledHost();
-            default:
-                throw new IllegalArgumentException("unknown impl '" + impl + "'");
-        }
+        return switch (impl) {
+            case "refpool" -> new RefPoolHost(false, idle);
+            case "refpool-call" -> new RefPoolHost(true, idle);
+            case "stormpot" -> new StormpotHost(null);
+            case "commons-pool2" -> new CommonsHost(idle);
+            case "hand-rolled" -> new HandRolledHost();
+            default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        };
     }
 
     /** The tenants' host for {@link #zipfRequest} and {@link #revive}. */

@@ -10,14 +10,12 @@ import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.annotations.GroupThreads;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -47,12 +45,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * {@code Semaphore(PERMITS, true)}; {@code asyncutil}, {@link FairAsyncSemaphore}, whose blocking
  * rows join its future.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(1)
-public class SemaphoreBenchmark {
+public class SemaphoreBenchmark extends AverageTimeDefaults {
     /** The permits of every semaphore measured. */
     static final int PERMITS = 2;
 
@@ -187,19 +181,12 @@ public class SemaphoreBenchmark {
 
         @Setup
         public void create() {
-            switch (impl) {
-                case "refpool":
-                    permits = new Refpool();
-                    break;
-                case "fair-semaphore":
-                    permits = new Jdk();
-                    break;
-                case "asyncutil":
-                    permits = new AsyncUtil();
-                    break;
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            permits = switch (impl) {
+                case "refpool" -> new Refpool();
+                case "fair-semaphore" -> new Jdk();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 

@@ -13,14 +13,12 @@ import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Group;
 import org.openjdk.jmh.annotations.GroupThreads;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -60,12 +58,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * asyncutil}, {@link FairAsyncReadWriteLock}, whose blocking rows join its futures. Each fork runs
  * one implementation, so the calls below stay monomorphic.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(1)
-public class SharedMutexBenchmark {
+public class SharedMutexBenchmark extends AverageTimeDefaults {
     /** Work done while holding the lock, and between two acquires, in {@link Blackhole#consumeCPU} tokens. */
     static final int WORK = 20;
 
@@ -270,20 +264,14 @@ public class SharedMutexBenchmark {
         }
 
         static SharedLock create(String impl) {
-            switch (impl) {
-                case "refpool":
-                    return new Refpool();
-                case "rrwl":
-                    return new JdkReadWriteLock(false);
-                case "fair-rrwl":
-                    return new JdkReadWriteLock(true);
-                case "stamped":
-                    return new Stamped();
-                case "asyncutil":
-                    return new AsyncUtil();
-                default:
-                    throw new IllegalArgumentException("unknown impl '" + impl + "'");
-            }
+            return switch (impl) {
+                case "refpool" -> new Refpool();
+                case "rrwl" -> new JdkReadWriteLock(false);
+                case "fair-rrwl" -> new JdkReadWriteLock(true);
+                case "stamped" -> new Stamped();
+                case "asyncutil" -> new AsyncUtil();
+                default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+            };
         }
     }
 

@@ -155,20 +155,14 @@ public class TenantBenchmark {
     }
 
     static Host host(String impl, boolean strict) {
-        switch (impl) {
-            case "refpool":
-                return new CallHost(pool(AttachMode.PER_OBJECT, strict));
-            case "sections":
-                return new SectionHost(pool(AttachMode.PER_OBJECT, strict));
-            case "exclusive":
-                return new CallHost(pool(AttachMode.EXCLUSIVE, strict));
-            case "lock-map":
-                return new LockMapHost(pool(AttachMode.SHARED, strict), false);
-            case "fair-lock-map":
-                return new LockMapHost(pool(AttachMode.SHARED, strict), true);
-            default:
-                throw new IllegalArgumentException("unknown impl '" + impl + "'");
-        }
+        return switch (impl) {
+            case "refpool" -> new CallHost(pool(AttachMode.PER_OBJECT, strict));
+            case "sections" -> new SectionHost(pool(AttachMode.PER_OBJECT, strict));
+            case "exclusive" -> new CallHost(pool(AttachMode.EXCLUSIVE, strict));
+            case "lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), false);
+            case "fair-lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), true);
+            default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
+        };
     }
 
     private static RefPool<String, Engine> pool(AttachMode mode, boolean strict) {

@@ -97,7 +97,6 @@ public final class BenchRunner {
             err.println("pool-bench: cannot create the result directory " + directory + ": " + e);
             return 1;
         }
-        System.setProperty("java.awt.headless", "true");
         List<SuiteOutcome> outcomes = new ArrayList<>();
         List<Path> written = new ArrayList<>();
         ReportFiles files = new ReportFiles(directory, cores);

@@ -13,7 +13,7 @@ import org.openjdk.jmh.annotations.Mode;
  *
  * <pre>{@code
  * var d = new BenchmarkDescriptor("io.refpool.bench.MutexBenchmark", "lockUnlock", Mode.Throughput,
- *         new TreeMap<>(Map.of("impl", List.of("reentrant-lock", "refpool"))), 1, true);
+ *         new TreeMap<>(Map.of("impl", List.of("reentrant-lock", "refpool"))), 1, true, List.of());
  * d.impls();   // [refpool, reentrant-lock]: refpool first, then the declared order
  * }</pre>
  *
@@ -46,17 +46,6 @@ record BenchmarkDescriptor(
         params.forEach((name, values) -> copy.put(name, List.copyOf(values)));
         params = Collections.unmodifiableSortedMap(copy);
         roles = List.copyOf(roles);
-    }
-
-    /** A benchmark that is not a {@code @Group}. */
-    BenchmarkDescriptor(
-            String className,
-            String method,
-            Mode mode,
-            SortedMap<String, List<String>> params,
-            int threads,
-            boolean scales) {
-        this(className, method, mode, params, threads, scales, List.of());
     }
 
     /** The implementations to compare, refpool first; empty for a single-implementation benchmark. */

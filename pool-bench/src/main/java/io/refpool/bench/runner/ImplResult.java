@@ -9,7 +9,7 @@ import java.util.List;
  *
  * <pre>{@code
  * var refpool = new ImplResult("refpool", 1.2e8, 3e6, "ops/s", Double.NaN, Double.NaN, 0.0,
- *         List.of(1.19e8, 1.21e8), List.of(0.0, 0.0));
+ *         List.of(1.19e8, 1.21e8), List.of(0.0, 0.0), Double.NaN, Double.NaN);
  * }</pre>
  *
  * @param impl the {@code impl} value, or {@link #NO_IMPL} in a single-implementation row
@@ -46,20 +46,6 @@ record ImplResult(
     ImplResult {
         forkScores = List.copyOf(forkScores);
         forkBytesPerOp = List.copyOf(forkBytesPerOp);
-    }
-
-    /** A result of a benchmark that counts neither creations nor CPU time. */
-    ImplResult(
-            String impl,
-            double score,
-            double error,
-            String unit,
-            double p50,
-            double p99,
-            double bytesPerOp,
-            List<Double> forkScores,
-            List<Double> forkBytesPerOp) {
-        this(impl, score, error, unit, p50, p99, bytesPerOp, forkScores, forkBytesPerOp, Double.NaN, Double.NaN);
     }
 
     boolean isRefpool() {

@@ -38,15 +38,12 @@ final class ResultAssembler {
         RunResult merged = merge(forks);
         Result<?> primary = merged.getPrimaryResult();
         Result<?> allocation = merged.getSecondaryResults().get(ALLOCATION_PER_OP);
-        return new ImplResult(
+        return measured(
                 impl,
-                primary.getScore(),
-                primary.getScoreError(),
-                primary.getScoreUnit(),
-                percentile(merged, primary, 50),
-                percentile(merged, primary, 99),
-                allocation == null ? Double.NaN : allocation.getScore(),
+                merged,
+                primary,
                 forks.stream().map(fork -> fork.getPrimaryResult().getScore()).toList(),
+                allocation == null ? Double.NaN : allocation.getScore(),
                 allocation == null
                         ? List.of()
                         : forks.stream().map(ResultAssembler::bytesPerOp).toList(),
@@ -70,16 +67,31 @@ final class ResultAssembler {
             Result<?> own = fork.getSecondaryResults().get(role);
             forkScores.add(own == null ? Double.NaN : own.getScore());
         }
-        return Optional.of(new ImplResult(
+        return Optional.of(measured(impl, merged, result, forkScores, Double.NaN, List.of(), Double.NaN, Double.NaN));
+    }
+
+    /** {@code result}'s score, error, unit and percentiles, with what the caller read besides. */
+    private static ImplResult measured(
+            String impl,
+            RunResult merged,
+            Result<?> result,
+            List<Double> forkScores,
+            double bytesPerOp,
+            List<Double> forkBytesPerOp,
+            double creationsPer1k,
+            double cpuNanosPerOp) {
+        return new ImplResult(
                 impl,
                 result.getScore(),
                 result.getScoreError(),
                 result.getScoreUnit(),
                 percentile(merged, result, 50),
                 percentile(merged, result, 99),
-                Double.NaN,
+                bytesPerOp,
                 forkScores,
-                List.of()));
+                forkBytesPerOp,
+                creationsPer1k,
+                cpuNanosPerOp);
     }
 
     /** {@return the {@code p}th percentile of {@code result}'s samples}, or NaN outside SampleTime */

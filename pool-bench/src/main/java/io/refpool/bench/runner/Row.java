@@ -13,7 +13,7 @@ import org.openjdk.jmh.annotations.Mode;
  *
  * <pre>{@code
  * var row = new Row("attach", "io.refpool.bench.AttachBenchmark", "nested", Mode.Throughput,
- *         new TreeMap<>(Map.of("state", "sparse")), 2, true, List.of("refpool", "swap-flag"));
+ *         new TreeMap<>(Map.of("state", "sparse")), 2, true, List.of("refpool", "swap-flag"), List.of());
  * row.label();   // "nested state=sparse"
  * }</pre>
  *
@@ -43,19 +43,6 @@ record Row(
         params = Collections.unmodifiableSortedMap(new TreeMap<>(params));
         impls = List.copyOf(impls);
         roles = List.copyOf(roles);
-    }
-
-    /** A row that is not a {@code @Group}. */
-    Row(
-            String suite,
-            String benchmarkClass,
-            String benchmark,
-            Mode mode,
-            SortedMap<String, String> params,
-            int threads,
-            boolean scales,
-            List<String> impls) {
-        this(suite, benchmarkClass, benchmark, mode, params, threads, scales, impls, List.of());
     }
 
     /**

@@ -1,21 +1,16 @@
 package io.refpool.bench.runner;
 
-import java.awt.Color;
 import java.util.ArrayList;
+import java.util.DoubleSummaryStatistics;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
-import org.knowm.xchart.XYSeries;
-import org.knowm.xchart.style.Styler.LegendPosition;
-import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * Builds the XChart panels of a suite's chart from its scaling rows.
+ * Builds the panels of a suite's chart from its scaling rows.
  *
  * <pre>{@code
  * List<ScalingChart> panels = ScalingCharts.build(attach);   // empty: nothing {@code @Scales}
@@ -31,19 +26,11 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * in their declared order.
  */
 final class ScalingCharts {
-    static final int WIDTH = 760;
-    static final int HEIGHT = 420;
     static final double LOG_SCALE_SPREAD = 20;
 
-    static final Color REFPOOL_COLOR = new Color(0xd6, 0x27, 0x28);
-    private static final List<Color> PEER_COLORS = List.of(
-            new Color(0x1f, 0x77, 0xb4),
-            new Color(0x2c, 0xa0, 0x2c),
-            new Color(0xff, 0x7f, 0x0e),
-            new Color(0x94, 0x67, 0xbd),
-            new Color(0x8c, 0x56, 0x4b),
-            new Color(0x7f, 0x7f, 0x7f),
-            new Color(0x17, 0xbe, 0xcf));
+    static final String REFPOOL_COLOR = "#d62728";
+    private static final List<String> PEER_COLORS =
+            List.of("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f", "#17becf");
 
     private ScalingCharts() {}
 
@@ -63,7 +50,7 @@ final class ScalingCharts {
     }
 
     /** The colour of an implementation: refpool's own, else a peer colour by position. */
-    static Color colorOf(String impl, List<String> impls) {
+    static String colorOf(String impl, List<String> impls) {
         if (impl.equals(BenchmarkDescriptor.REFPOOL)) {
             return REFPOOL_COLOR;
         }
@@ -96,68 +83,17 @@ final class ScalingCharts {
         List<ScalingChart.Series> series = new ArrayList<>();
         points.forEach((name, byThreads) -> series.add(new ScalingChart.Series(
                 name, colorOf(name, first.impls()), List.copyOf(byThreads.keySet()), List.copyOf(byThreads.values()))));
-        double max = series.stream()
+        DoubleSummaryStatistics range = series.stream()
                 .flatMap(s -> s.throughput().stream())
                 .mapToDouble(Double::doubleValue)
-                .max()
-                .orElse(1);
-        double min = series.stream()
-                .flatMap(s -> s.throughput().stream())
-                .mapToDouble(Double::doubleValue)
-                .min()
-                .orElse(1);
-        boolean logarithmic = max / min > LOG_SCALE_SPREAD;
+                .summaryStatistics();
+        boolean logarithmic = range.getMax() / range.getMin() > LOG_SCALE_SPREAD;
 
         String title = suite.name() + ": " + first.label() + " - throughput vs threads"
                 + (first.higherIsBetter() ? "" : " (from " + first.mode() + ")");
-        XYChart xyChart = new XYChartBuilder()
-                .width(WIDTH)
-                .height(HEIGHT)
-                .title(title)
-                // a single thread count gets no tick (ticks fall on whole positions only), so name it
-                .xAxisTitle(threads.size() == 1 ? "threads: " + threads.get(0) : "threads")
-                .yAxisTitle("throughput, ops/s, all threads" + (logarithmic ? " (log scale)" : ""))
-                .build();
-        xyChart.getStyler().setLegendPosition(LegendPosition.InsideNW);
-        xyChart.getStyler().setXAxisMin(-0.25);
-        xyChart.getStyler().setXAxisMax(threads.size() - 0.75);
-        ScalingChart chart = new ScalingChart(title, xyChart, series, logarithmic);
-        xyChart.setCustomXAxisTickLabelsFormatter(position -> chart.drawn(threadsAt(position, threads)));
-        // XChart's own log axis labels ticks with its internal formatter; plotting log10 values on a
-        // linear axis keeps every label ours (and so text in the SVG)
-        xyChart.setCustomYAxisTickLabelsFormatter(
-                value -> chart.drawn(tickLabel(logarithmic ? Math.pow(10, value) : value)));
-        for (ScalingChart.Series line : series) {
-            double[] x = line.threads().stream().mapToDouble(threads::indexOf).toArray();
-            double[] y = line.throughput().stream()
-                    .mapToDouble(v -> logarithmic ? Math.log10(v) : v)
-                    .toArray();
-            XYSeries xySeries = xyChart.addSeries(line.name(), x, y);
-            xySeries.setLineColor(line.color());
-            xySeries.setMarkerColor(line.color());
-            xySeries.setMarker(SeriesMarkers.CIRCLE);
-        }
-        return Optional.of(chart);
-    }
-
-    /** A y tick label: three significant digits with an SI suffix, trailing zeros dropped ("1.2G"). */
-    static String tickLabel(double value) {
-        return Numbers.short3(value);
-    }
-
-    /**
-     * The label at an x axis position: the thread count of the nearest plotted position. XChart
-     * widens the tick spacing while neighbouring labels repeat, so the half steps (which repeat
-     * their neighbour) drop out and one tick per thread count remains. Positions outside the plot
-     * get a distinct label that can never repeat a thread count; an empty label would hide the
-     * whole axis, and a repeated one would keep XChart widening forever.
-     */
-    static String threadsAt(double position, List<Integer> threads) {
-        long index = Math.round(position);
-        if (index < 0 || index >= threads.size()) {
-            return "(" + index + ")";
-        }
-        return String.valueOf(threads.get((int) index));
+        String xAxisTitle = threads.size() == 1 ? "threads: " + threads.get(0) : "threads";
+        String yAxisTitle = "throughput, ops/s, all threads" + (logarithmic ? " (log scale)" : "");
+        return Optional.of(new ScalingChart(title, xAxisTitle, yAxisTitle, threads, series, logarithmic));
     }
 
     /** A score as operations per second of all threads, or NaN for an unknown unit. */

@@ -1,31 +1,12 @@
 package io.refpool.bench.runner;
 
-import de.erichseifert.vectorgraphics2d.VectorGraphics2D;
-import de.erichseifert.vectorgraphics2d.svg.SVGProcessor;
-import de.erichseifert.vectorgraphics2d.util.PageSize;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.DoubleSummaryStatistics;
 import java.util.List;
-import javax.xml.XMLConstants;
-import javax.xml.parsers.DocumentBuilder;
-import javax.xml.parsers.DocumentBuilderFactory;
-import javax.xml.parsers.ParserConfigurationException;
-import javax.xml.transform.OutputKeys;
-import javax.xml.transform.Transformer;
-import javax.xml.transform.TransformerException;
-import javax.xml.transform.TransformerFactory;
-import javax.xml.transform.dom.DOMSource;
-import javax.xml.transform.stream.StreamResult;
-import org.w3c.dom.Attr;
-import org.w3c.dom.Document;
-import org.w3c.dom.Element;
-import org.w3c.dom.NamedNodeMap;
-import org.w3c.dom.Node;
-import org.xml.sax.SAXException;
+import java.util.Locale;
 
 /**
  * Writes a suite's scaling panels as one SVG file ({@code <suite>.svg}), panels stacked top to
@@ -35,127 +16,216 @@ import org.xml.sax.SAXException;
  * SvgChartWriter.write("attach: throughput vs threads", ScalingCharts.build(attach), out.resolve("attach.svg"));
  * }</pre>
  *
- * <p>Each panel is painted by XChart into VectorGraphics2D's SVG backend (the one XChart's {@code
- * VectorGraphicsEncoder} uses) through {@link TextKeepingGraphics}, so its words stay text, and is
- * nested as its own {@code <svg>} element with a {@code <title>} and a {@code <desc>} listing the
- * plotted values. Element ids are prefixed per panel, since each panel numbers its clip paths on
- * its own. Needs a headless AWT ({@code java.awt.headless=true}) on a machine without a display.
+ * <p>Each panel is a nested {@code <svg>} element with a {@code <title>}, a {@code <desc>} listing
+ * the plotted values, and the chart: title, a plot with dashed grid lines at the ticks, thread
+ * counts at equal distances on the x axis, throughput on the y axis (ticks at a round step of the
+ * value or, on a logarithmic axis, of its logarithm, so 10M, 31.6M, 100M), one line with round
+ * markers per series, and a legend in the plot's top left corner. Every word is a {@code <text>}
+ * element, so the file is searchable and readable by tests and screen readers.
  */
 final class SvgChartWriter {
     static final String SVG_NS = "http://www.w3.org/2000/svg";
-    private static final String XLINK_NS = "http://www.w3.org/1999/xlink";
-    private static final String FONT_FALLBACK = "Arial,Helvetica,sans-serif";
+    static final int WIDTH = 760;
+    static final int HEIGHT = 420;
+
+    private static final double PLOT_LEFT = 82;
+    private static final double PLOT_TOP = 34;
+    private static final double PLOT_RIGHT = WIDTH - 10;
+    private static final double PLOT_BOTTOM = HEIGHT - 52;
+    private static final int TARGET_TICKS = 5;
+    private static final String FONT = "DejaVu Sans,Arial,Helvetica,sans-serif";
+    private static final String FRAME = "stroke=\"#828282\"";
+    private static final String GRID = "stroke=\"#c8c8c8\" stroke-dasharray=\"3,3\"";
+    private static final String CENTERED = "text-anchor=\"middle\"";
+    private static final String BOLD_CENTERED = CENTERED + " font-weight=\"bold\"";
 
     private SvgChartWriter() {}
 
     static void write(String title, List<ScalingChart> panels, Path file) throws IOException {
-        Document document = render(title, panels);
-        try (OutputStream out = Files.newOutputStream(file)) {
-            Transformer transformer = TransformerFactory.newInstance().newTransformer();
-            transformer.setOutputProperty(OutputKeys.ENCODING, "UTF-8");
-            transformer.transform(new DOMSource(document), new StreamResult(out));
-        } catch (TransformerException e) {
-            throw new IOException("cannot write chart " + file + ": " + e.getMessage(), e);
-        }
+        Files.writeString(file, render(title, panels));
     }
 
-    static Document render(String title, List<ScalingChart> panels) throws IOException {
-        DocumentBuilder builder = documentBuilder();
-        Document document = builder.newDocument();
-        int width = ScalingCharts.WIDTH;
-        int height = ScalingCharts.HEIGHT * panels.size();
-        Element root = document.createElementNS(SVG_NS, "svg");
-        root.setAttributeNS(XMLConstants.XMLNS_ATTRIBUTE_NS_URI, "xmlns", SVG_NS);
-        root.setAttributeNS(XMLConstants.XMLNS_ATTRIBUTE_NS_URI, "xmlns:xlink", XLINK_NS);
-        root.setAttribute("version", "1.1");
-        root.setAttribute("width", width + "px");
-        root.setAttribute("height", height + "px");
-        root.setAttribute("viewBox", "0 0 " + width + " " + height);
-        document.appendChild(root);
-        root.appendChild(textElement(document, "title", title));
+    static String render(String title, List<ScalingChart> panels) {
+        int height = HEIGHT * panels.size();
+        StringBuilder svg = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        svg.append(String.format(
+                Locale.ROOT,
+                "<svg xmlns=\"%s\" version=\"1.1\" width=\"%2$dpx\" height=\"%3$dpx\" viewBox=\"0 0 %2$d %3$d\""
+                        + " font-family=\"%4$s\" font-size=\"12\">\n<title>%5$s</title>\n",
+                SVG_NS,
+                WIDTH,
+                height,
+                FONT,
+                escape(title)));
         for (int i = 0; i < panels.size(); i++) {
-            ScalingChart panel = panels.get(i);
-            Document painted = paint(panel, builder);
-            Element nested = document.createElementNS(SVG_NS, "svg");
-            nested.setAttribute("id", "panel-" + (i + 1));
-            nested.setAttribute("x", "0");
-            nested.setAttribute("y", String.valueOf(i * ScalingCharts.HEIGHT));
-            nested.setAttribute("width", String.valueOf(ScalingCharts.WIDTH));
-            nested.setAttribute("height", String.valueOf(ScalingCharts.HEIGHT));
-            nested.setAttribute("viewBox", "0 0 " + ScalingCharts.WIDTH + " " + ScalingCharts.HEIGHT);
-            nested.appendChild(textElement(document, "title", panel.title()));
-            nested.appendChild(textElement(document, "desc", "throughput, ops/s, by threads: " + panel.description()));
-            String prefix = "p" + (i + 1) + "-";
-            for (Node child = painted.getDocumentElement().getFirstChild();
-                    child != null;
-                    child = child.getNextSibling()) {
-                Node imported = document.importNode(child, true);
-                adopt(imported, prefix);
-                nested.appendChild(imported);
+            panel(svg, panels.get(i), i);
+        }
+        return svg.append("</svg>\n").toString();
+    }
+
+    private static void panel(StringBuilder svg, ScalingChart chart, int index) {
+        svg.append(String.format(
+                Locale.ROOT,
+                "<svg id=\"panel-%d\" x=\"0\" y=\"%d\" width=\"%3$d\" height=\"%4$d\" viewBox=\"0 0 %3$d %4$d\">\n"
+                        + "<title>%5$s</title>\n<desc>throughput, ops/s, by threads: %6$s</desc>\n",
+                index + 1,
+                index * HEIGHT,
+                WIDTH,
+                HEIGHT,
+                escape(chart.title()),
+                escape(chart.description())));
+        rect(svg, 0, 0, WIDTH, HEIGHT, "fill=\"#d2d2d2\"");
+        text(svg, WIDTH / 2.0, 22, BOLD_CENTERED + " font-size=\"14\"", chart.title());
+        double plotWidth = PLOT_RIGHT - PLOT_LEFT;
+        double plotHeight = PLOT_BOTTOM - PLOT_TOP;
+        rect(svg, PLOT_LEFT, PLOT_TOP, plotWidth, plotHeight, "fill=\"#ffffff\"");
+
+        ValueAxis y = ValueAxis.of(chart);
+        for (double tick : y.ticks()) {
+            double at = y.pixel(tick);
+            line(svg, PLOT_LEFT, at, PLOT_RIGHT, at, GRID);
+            text(svg, PLOT_LEFT - 6, at + 4, "text-anchor=\"end\"", Numbers.short3(y.value(tick)));
+        }
+        for (int i = 0; i < chart.threads().size(); i++) {
+            double at = xPixel(i, chart.threads().size());
+            line(svg, at, PLOT_TOP, at, PLOT_BOTTOM, GRID);
+            text(
+                    svg,
+                    at,
+                    PLOT_BOTTOM + 17,
+                    CENTERED,
+                    String.valueOf(chart.threads().get(i)));
+        }
+        rect(svg, PLOT_LEFT, PLOT_TOP, plotWidth, plotHeight, "fill=\"none\" " + FRAME);
+        text(svg, PLOT_LEFT + plotWidth / 2, HEIGHT - 12, BOLD_CENTERED, chart.xAxisTitle());
+        String turned = String.format(Locale.ROOT, " transform=\"rotate(-90 22 %.1f)\"", PLOT_TOP + plotHeight / 2);
+        text(svg, 22, PLOT_TOP + plotHeight / 2, BOLD_CENTERED + turned, chart.yAxisTitle());
+
+        for (ScalingChart.Series line : chart.series()) {
+            List<String> points = new ArrayList<>();
+            StringBuilder markers = new StringBuilder();
+            for (int i = 0; i < line.threads().size(); i++) {
+                double x = xPixel(
+                        chart.threads().indexOf(line.threads().get(i)),
+                        chart.threads().size());
+                double at = y.pixel(y.tickSpace(line.throughput().get(i)));
+                points.add(number(x) + "," + number(at));
+                circle(markers, x, at, line.color());
             }
-            root.appendChild(nested);
+            svg.append(String.format(
+                            "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                            String.join(" ", points), line.color()))
+                    .append(markers);
         }
-        return document;
+        legend(svg, chart.series());
+        svg.append("</svg>\n");
     }
 
-    /** Paints the panel with XChart into an SVG document of its own. */
-    private static Document paint(ScalingChart panel, DocumentBuilder builder) throws IOException {
-        VectorGraphics2D graphics = new TextKeepingGraphics(panel.texts());
-        panel.xyChart().paint(graphics, ScalingCharts.WIDTH, ScalingCharts.HEIGHT);
-        ByteArrayOutputStream svg = new ByteArrayOutputStream();
-        new SVGProcessor()
-                .getDocument(graphics.getCommands(), new PageSize(0, 0, ScalingCharts.WIDTH, ScalingCharts.HEIGHT))
-                .writeTo(svg);
-        try {
-            return builder.parse(new ByteArrayInputStream(svg.toByteArray()));
-        } catch (SAXException e) {
-            throw new IOException("chart '" + panel.title() + "' produced malformed SVG: " + e.getMessage(), e);
+    /** The series names in a white box in the plot's top left corner, each beside its line. */
+    private static void legend(StringBuilder svg, List<ScalingChart.Series> series) {
+        double left = PLOT_LEFT + 6;
+        double top = PLOT_TOP + 6;
+        double rowHeight = 19.5;
+        int longestName = series.stream().mapToInt(s -> s.name().length()).max().orElse(0);
+        svg.append("<g class=\"legend\">\n");
+        rect(svg, left, top, 54 + longestName * 6.6, 10 + rowHeight * series.size(), "fill=\"#ffffff\" " + FRAME);
+        for (int i = 0; i < series.size(); i++) {
+            ScalingChart.Series line = series.get(i);
+            double middle = top + 15 + i * rowHeight;
+            line(svg, left + 10, middle, left + 34, middle, "stroke=\"" + line.color() + "\" stroke-width=\"2\"");
+            circle(svg, left + 22, middle, line.color());
+            text(svg, left + 44, middle + 4, "font-size=\"11\"", line.name());
         }
+        svg.append("</g>\n");
     }
 
-    /** Makes ids unique per panel and gives text a font fallback. */
-    private static void adopt(Node node, String prefix) {
-        if (node instanceof Element element) {
-            NamedNodeMap attributes = element.getAttributes();
-            for (int i = 0; i < attributes.getLength(); i++) {
-                Attr attribute = (Attr) attributes.item(i);
-                String value = attribute.getValue();
-                if (attribute.getName().equals("id")) {
-                    attribute.setValue(prefix + value);
-                } else if (attribute.getName().equals("style") && value.contains("font-family:")) {
-                    // the SVG names the JVM's font; let a browser without it fall back to a sans-serif
-                    attribute.setValue(
-                            value.replaceFirst("font-family:([^;]*);", "font-family:$1," + FONT_FALLBACK + ";"));
-                } else if (value.contains("url(#")) {
-                    attribute.setValue(value.replace("url(#", "url(#" + prefix));
-                } else if (attribute.getLocalName() != null
-                        && attribute.getLocalName().equals("href")
-                        && value.startsWith("#")) {
-                    attribute.setValue("#" + prefix + value.substring(1));
+    /** Thread counts at equal distances, a quarter step of margin at either end. */
+    private static double xPixel(int index, int count) {
+        return PLOT_LEFT + (index + 0.25) / (count - 0.5) * (PLOT_RIGHT - PLOT_LEFT);
+    }
+
+    private static void line(StringBuilder svg, double x1, double y1, double x2, double y2, String style) {
+        svg.append(String.format(
+                "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" %s/>\n",
+                number(x1), number(y1), number(x2), number(y2), style));
+    }
+
+    private static void rect(StringBuilder svg, double x, double y, double width, double height, String style) {
+        svg.append(String.format(
+                "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" %s/>\n",
+                number(x), number(y), number(width), number(height), style));
+    }
+
+    private static void circle(StringBuilder svg, double x, double y, String color) {
+        svg.append(String.format("<circle cx=\"%s\" cy=\"%s\" r=\"4\" fill=\"%s\"/>\n", number(x), number(y), color));
+    }
+
+    private static void text(StringBuilder svg, double x, double y, String style, String words) {
+        svg.append(String.format("<text x=\"%s\" y=\"%s\" %s>%s</text>\n", number(x), number(y), style, escape(words)));
+    }
+
+    /** A coordinate to a tenth of a pixel. */
+    private static String number(double value) {
+        return String.format(Locale.ROOT, "%.1f", value);
+    }
+
+    private static String escape(String text) {
+        return text.replace("&", "&amp;")
+                .replace("<", "&lt;")
+                .replace(">", "&gt;")
+                .replace("\"", "&quot;");
+    }
+
+    /**
+     * The throughput axis, in tick space: the value itself, or its base-10 logarithm on a
+     * logarithmic axis. The range is the data's, widened by a twentieth of it at either end; the
+     * ticks are the multiples of a round step (1, 2 or 5 times a power of ten) inside it.
+     */
+    private record ValueAxis(boolean logarithmic, double low, double high, double step) {
+        static ValueAxis of(ScalingChart chart) {
+            DoubleSummaryStatistics range = chart.series().stream()
+                    .flatMap(line -> line.throughput().stream())
+                    .mapToDouble(value -> chart.logarithmic() ? Math.log10(value) : value)
+                    .summaryStatistics();
+            double min = range.getMin();
+            double max = range.getMax();
+            double span = max - min;
+            if (span <= 0) {
+                // one value: give it room, half a decade or a tenth of itself either side
+                span = chart.logarithmic() ? 1 : Math.max(Math.abs(max) / 5, 1);
+                min -= span / 2;
+                max += span / 2;
+            }
+            double raw = span / TARGET_TICKS;
+            double magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+            double step = 10 * magnitude;
+            for (double multiple : new double[] {1, 2, 5}) {
+                if (multiple * magnitude >= raw) {
+                    step = multiple * magnitude;
+                    break;
                 }
             }
+            return new ValueAxis(chart.logarithmic(), min - span / 20, max + span / 20, step);
         }
-        for (Node child = node.getFirstChild(); child != null; child = child.getNextSibling()) {
-            adopt(child, prefix);
+
+        double tickSpace(double value) {
+            return logarithmic ? Math.log10(value) : value;
         }
-    }
 
-    private static Element textElement(Document document, String name, String text) {
-        Element element = document.createElementNS(SVG_NS, name);
-        element.setTextContent(text);
-        return element;
-    }
+        double value(double tick) {
+            return logarithmic ? Math.pow(10, tick) : tick;
+        }
 
-    /** A namespace-aware parser that never fetches the SVG 1.1 DTD the painted documents name. */
-    static DocumentBuilder documentBuilder() {
-        try {
-            DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
-            factory.setNamespaceAware(true);
-            factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
-            factory.setExpandEntityReferences(false);
-            return factory.newDocumentBuilder();
-        } catch (ParserConfigurationException e) {
-            throw new IllegalStateException("the JDK's XML parser lacks a standard feature", e);
+        List<Double> ticks() {
+            List<Double> ticks = new ArrayList<>();
+            for (long k = (long) Math.ceil(low / step); k * step <= high; k++) {
+                ticks.add(k * step);
+            }
+            return ticks;
+        }
+
+        double pixel(double tick) {
+            return PLOT_BOTTOM - (tick - low) / (high - low) * (PLOT_BOTTOM - PLOT_TOP);
         }
     }
 }

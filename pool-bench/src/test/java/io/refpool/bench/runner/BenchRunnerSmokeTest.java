@@ -63,8 +63,7 @@ class BenchRunnerSmokeTest {
         double score = Double.parseDouble(csv.get(1).split(",")[7]);
         assertTrue(score > 0, csv.toString());
 
-        Document svg = SvgChartWriter.documentBuilder()
-                .parse(results.resolve("floor.svg").toFile());
+        Document svg = SvgDocuments.parse(results.resolve("floor.svg"));
         assertEquals(
                 "floor (FloorBenchmark): throughput vs threads",
                 svg.getElementsByTagNameNS(SvgChartWriter.SVG_NS, "title")

@@ -21,7 +21,8 @@ final class CannedResults {
                 new TreeMap<>(params),
                 threads,
                 scales,
-                IMPLS);
+                IMPLS,
+                List.of());
     }
 
     static ImplResult thrpt(String impl, double... forkScores) {
@@ -40,7 +41,9 @@ final class CannedResults {
                 Double.NaN,
                 0.0,
                 forks,
-                List.of());
+                List.of(),
+                Double.NaN,
+                Double.NaN);
     }
 
     /**
@@ -64,7 +67,17 @@ final class CannedResults {
                 sampled,
                 List.of(
                         new ImplResult(
-                                "refpool", 20.0, 1.5, "ns/op", 18.0, 45.0, 0.0, List.of(20.0, 20.0), List.of(0.0, 0.0)),
+                                "refpool",
+                                20.0,
+                                1.5,
+                                "ns/op",
+                                18.0,
+                                45.0,
+                                0.0,
+                                List.of(20.0, 20.0),
+                                List.of(0.0, 0.0),
+                                Double.NaN,
+                                Double.NaN),
                         new ImplResult(
                                 "swap-flag",
                                 60.0,
@@ -74,7 +87,9 @@ final class CannedResults {
                                 120.0,
                                 24.0,
                                 List.of(50.0, 70.0),
-                                List.of(0.0, 48.0))),
+                                List.of(0.0, 48.0),
+                                Double.NaN,
+                                Double.NaN)),
                 List.of("always-lock")));
         return new SuiteResult("attach", "AttachBenchmark", rows);
     }

@@ -99,7 +99,8 @@ class CsvWriterTest {
                 new java.util.TreeMap<>(Map.of("keys", "a,\"b\"")),
                 1,
                 false,
-                List.of("refpool"));
+                List.of("refpool"),
+                List.of());
         SuiteResult suite = new SuiteResult(
                 "pool",
                 "PoolBenchmark",

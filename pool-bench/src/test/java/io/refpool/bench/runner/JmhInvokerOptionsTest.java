@@ -57,6 +57,7 @@ class JmhInvokerOptionsTest {
                 new java.util.TreeMap<>(),
                 1,
                 false,
+                List.of(),
                 List.of());
         Options options = invoker.options(new PlannedRun(row, Optional.empty(), 1, 1));
         assertFalse(options.getParameter("impl").hasValue());

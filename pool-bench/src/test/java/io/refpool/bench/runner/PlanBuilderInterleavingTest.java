@@ -23,7 +23,8 @@ class PlanBuilderInterleavingTest {
                         "impl", List.of("swap-flag", "refpool", "always-lock"),
                         "state", List.of("empty", "sparse"))),
                 1,
-                true);
+                true,
+                List.of());
     }
 
     @Test
@@ -66,7 +67,13 @@ class PlanBuilderInterleavingTest {
     @Test
     void otherBenchmarksKeepTheirAnnotatedThreads() {
         var grouped = new BenchmarkDescriptor(
-                CLASS, "readWrite", Mode.AverageTime, new TreeMap<>(Map.of("impl", List.of("refpool"))), 3, false);
+                CLASS,
+                "readWrite",
+                Mode.AverageTime,
+                new TreeMap<>(Map.of("impl", List.of("refpool"))),
+                3,
+                false,
+                List.of());
         SuitePlan plan = PlanBuilder.plan(Suite.ATTACH, List.of(grouped), 1, List.of(1, 2, 4, 8));
         assertEquals(1, plan.rows().size());
         assertEquals(3, plan.rows().get(0).threads());
@@ -76,7 +83,13 @@ class PlanBuilderInterleavingTest {
     @Test
     void benchmarksWithoutImplRunOncePerFork() {
         var floor = new BenchmarkDescriptor(
-                "io.refpool.bench.FloorBenchmark", "casUncontended", Mode.AverageTime, new TreeMap<>(), 1, false);
+                "io.refpool.bench.FloorBenchmark",
+                "casUncontended",
+                Mode.AverageTime,
+                new TreeMap<>(),
+                1,
+                false,
+                List.of());
         SuitePlan plan = PlanBuilder.plan(Suite.FLOOR, List.of(floor), 2, List.of(1, 2));
         assertEquals(2, plan.runs().size());
         assertTrue(plan.runs().stream().allMatch(run -> run.impl().equals(Optional.empty())));

@@ -11,7 +11,8 @@ import org.openjdk.jmh.annotations.Mode;
 
 class SuiteSelectionTest {
     private static BenchmarkDescriptor benchmark(Suite suite) {
-        return new BenchmarkDescriptor(suite.benchmarkClass(), "run", Mode.Throughput, new TreeMap<>(), 1, false);
+        return new BenchmarkDescriptor(
+                suite.benchmarkClass(), "run", Mode.Throughput, new TreeMap<>(), 1, false, List.of());
     }
 
     private static SuiteSelection select(BenchmarkCatalog catalog, String... args) throws UsageException {

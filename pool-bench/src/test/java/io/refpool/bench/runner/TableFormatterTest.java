@@ -89,6 +89,7 @@ class TableFormatterTest {
                 new java.util.TreeMap<>(Map.of()),
                 1,
                 false,
+                List.of(),
                 List.of());
         SuiteResult floor = new SuiteResult(
                 "floor",
@@ -104,7 +105,9 @@ class TableFormatterTest {
                                 Double.NaN,
                                 0.0,
                                 List.of(5.25),
-                                List.of(0.0))),
+                                List.of(0.0),
+                                Double.NaN,
+                                Double.NaN)),
                         List.of())));
         List<String> floorLines = new TableFormatter(2).format(floor).lines().toList();
         assertEquals("benchmark       mode  threads  score   error  unit   B/op", floorLines.get(1));
@@ -121,6 +124,7 @@ class TableFormatterTest {
                 new java.util.TreeMap<>(Map.of()),
                 1,
                 false,
+                List.of(),
                 List.of());
         SuiteResult pool = new SuiteResult(
                 "pool",
