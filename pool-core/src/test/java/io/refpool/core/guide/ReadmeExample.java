@@ -1,35 +1,60 @@
 package io.refpool.core.guide;
 
+// tag::readme[]
 import io.refpool.core.AttachMode;
 import io.refpool.core.RefPool;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
-import java.util.concurrent.CompletionStage;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
-/** The README's example, compiled and run by {@link GuideSamplesTest}. */
-final class ReadmeExample {
-    private ReadmeExample() {}
+public final class ReadmeExample {
+    /** The engine's object: one tenant's interpreter. Expensive to open, not thread-safe. */
+    static final class Interpreter {
+        private final Map<String, Long> variables = new HashMap<>(); // no lock: one thread at a time
+        private boolean closed;
 
-    /** {@return the synchronous answer and the async one} */
-    static String[] run() {
-        // tag::readme[]
-        RefPool<String, LuaTenant> pool = RefPool.builder(LuaTenant::new)
-                .disposer(LuaTenant::close) // runs attached, exactly once per interpreter
+        Interpreter(String tenant) {}
+
+        long increment(String variable) {
+            if (closed) {
+                throw new IllegalStateException("interpreter closed");
+            }
+            return variables.merge(variable, 1L, Long::sum);
+        }
+
+        void close() {
+            closed = true;
+        }
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        System.out.println(countRequests()); // 1001
+    }
+
+    static long countRequests() throws InterruptedException {
+        try (RefPool<String, Interpreter> pool = RefPool.builder(Interpreter::new)
+                .disposer(Interpreter::close) // runs attached, exactly once per interpreter
                 .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
-                .strictAccess(true) // get() outside the interpreter's section throws
-                .maxObjects(64) // live + idle
+                .maxObjects(64) // live + idle interpreters
                 .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
-                .build();
+                .build()) {
+            // 1,000 requests on 4 threads share tenant-7's one interpreter, one request at a time
+            ExecutorService plugins = Executors.newFixedThreadPool(4);
+            for (int i = 0; i < 1_000; i++) {
+                plugins.execute(() -> pool.call("tenant-7", engine -> engine.increment("requests")));
+            }
+            plugins.shutdown();
+            plugins.awaitTermination(1, TimeUnit.MINUTES);
 
-        // attach, acquire, take the interpreter's section, run, release everything
-        String answer = pool.call("tenant-7", lua -> lua.eval("return 6 * 7"));
-
-        // the same without parking a thread: waits in line for capacity and the section
-        CompletionStage<String> later =
-                pool.callAsync("tenant-7", CancellationToken.none(), lua -> lua.eval("return 'later'"));
-        // end::readme[]
-        String async = later.toCompletableFuture().join();
-        pool.close();
-        return new String[] {answer, async};
+            // the same without parking a thread: waits in line for capacity and the section
+            return pool.callAsync("tenant-7", CancellationToken.none(), engine -> engine.increment("requests"))
+                    .toCompletableFuture()
+                    .join(); // no update lost: 1001
+        }
     }
 }
+// end::readme[]
