@@ -54,6 +54,9 @@ public class WaitTimeoutException extends CancellationException {
 
     /** {@return {@code timeout} in the unit a reader expects: "150 us", "200 ms", "2.5 s"} */
     static String describe(Duration timeout) {
+        if (timeout.getSeconds() >= 1_000_000_000L) { // past what nanoseconds hold: seconds, exactly
+            return timeout.getSeconds() + " s";
+        }
         long nanos = timeout.toNanos();
         if (nanos < 1_000) {
             return nanos + " ns";
