@@ -58,7 +58,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (nested) attach; revival from the idle cache; eviction for capacity, by size and by expiry (on a
  * ticker the test moves); an {@code acquireAsync} that waits for capacity and is served by a
  * disposal; waiters that give up (token, the caller's own {@code cancel}); a {@code pool.exclusive()}
- * section; a double close; a {@code pool.close()} with a handle still open, released afterwards.
+ * section; {@code call} of one key and of two, {@code invalidate} of a held and of an idle object,
+ * a timed {@code acquireAsync}, {@code flush}, {@code callAsync} (its function moved off an inline
+ * call executor to the pool's own thread), a timed attach and {@code clearIdle}; a double close; a
+ * {@code pool.close()} with a handle still open, released afterwards.
  * Everything it starts finishes on its own threads before the next step: the drainer executor only
  * queues (the scenario runs the drainers at fixed points), the cache maintains itself on the writing
  * thread with its scheduler off, and the drain delay is long.
@@ -68,8 +71,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the drainer executor) and where each came from. Each parameterised test then replays the scenario
  * once per call {@code n} with call {@code n} throwing a {@code RuntimeException}, a sneakily thrown
  * checked exception or an {@code Error} (for the executor: {@code RejectedExecutionException}, a
- * {@code RuntimeException}, {@code OutOfMemoryError("unable to create native thread")}), across both
- * attach modes, the three leak-detection modes, with and without an idle cache. The disposer throws
+ * {@code RuntimeException}, {@code OutOfMemoryError("unable to create native thread")}), across the
+ * three attach modes, each with and without an idle cache, and the three leak-detection modes. The disposer throws
  * each kind at the first call from each call site (each path to it counted apart); the key's methods,
  * called over a hundred times a run, likewise, one kind per site and configuration in turn
  * ({@code -Drefpool.faults.everyCall=true} makes every one of their calls throw every kind).
@@ -113,13 +116,17 @@ class PoolFaultInjectionTest {
         }
     }
 
+    /** Every attach mode with and without an idle cache; the leak-detection modes take turns. */
     private static final List<Config> CONFIGS = List.of(
             new Config(AttachMode.EXCLUSIVE, LeakDetection.OFF, true),
             new Config(AttachMode.SHARED, LeakDetection.OFF, false),
+            new Config(AttachMode.PER_OBJECT, LeakDetection.OFF, true),
             new Config(AttachMode.EXCLUSIVE, LeakDetection.PARANOID, false),
             new Config(AttachMode.SHARED, LeakDetection.PARANOID, true),
+            new Config(AttachMode.PER_OBJECT, LeakDetection.PARANOID, false),
             new Config(AttachMode.EXCLUSIVE, LeakDetection.SAMPLED, false),
-            new Config(AttachMode.SHARED, LeakDetection.SAMPLED, true));
+            new Config(AttachMode.SHARED, LeakDetection.SAMPLED, true),
+            new Config(AttachMode.PER_OBJECT, LeakDetection.SAMPLED, false));
 
     /**
      * {@code -Drefpool.faults.everyCall=true} makes every call of the disposer and the key's methods
@@ -357,6 +364,7 @@ class PoolFaultInjectionTest {
                     .leakDetection(config.leaks())
                     .maxObjects(MAX_OBJECTS)
                     .executor(drainers)
+                    .callExecutor(Runnable::run) // runs inline, so the pool moves each function to a thread of its own
                     .drainThreshold(1) // every close off attachment hands a drainer to the executor
                     .drainDelay(Duration.ofSeconds(5)); // evictions' delayed drainer never fires in a run
             if (config.idleCache()) {
@@ -475,6 +483,69 @@ class PoolFaultInjectionTest {
             closeHere(g1);
             closeHere(h1); // with an idle cache of weight 2, one idle object is evicted for size
             detach(seventh, "seventh");
+
+            // the closure API, invalidate, flush and the timed waits
+            acquiring("call('k')", () -> pool.call(new FaultKey("k", plan), res -> res));
+            acquiring("call('k', 'f')", () -> pool.call(new FaultKey("k", plan), new FaultKey("f", plan), (x, y) -> x));
+            Attachment eighth = attach("attach");
+            Handle<Res> k1 = acquire("k");
+            step("invalidate('k') while held", () -> pool.invalidate(new FaultKey("k", plan)));
+            closeHere(k1); // the retired k goes at count 0
+            detach(eighth, "eighth");
+            step("invalidate('f') while idle", () -> pool.invalidate(new FaultKey("f", plan)));
+            Pending m = acquireAsync("m", Duration.ofSeconds(5));
+            settle(m);
+            closeOff(handleOf(m)); // deferred; flush applies it
+            step("flush()", pool::flush);
+            pumpDrainers();
+            callAsync("n");
+            Attachment timed = attach("attach(Duration)", token -> pool.attach(SETTLE));
+            detach(timed, "timed");
+            step("clearIdle()", pool::clearIdle);
+        }
+
+        /** A step that acquires, and so may see the factory's failure (recorded as reaching an acquirer). */
+        private void acquiring(String name, Action action) {
+            try {
+                action.run();
+                trace.add(name);
+            } catch (Hung hung) {
+                throw hung;
+            } catch (Throwable t) {
+                acquirerFailures.add(t);
+                thrown(name, t);
+            }
+        }
+
+        /** {@code callAsync} of {@code key}, settled within {@link #SETTLE}; its function returns at once. */
+        private void callAsync(String key) {
+            String name = "callAsync('" + key + "')";
+            CompletableFuture<Res> future;
+            try {
+                future = pool.callAsync(new FaultKey(key, plan), CancellationToken.none(), res -> res)
+                        .toCompletableFuture();
+            } catch (Throwable t) {
+                acquirerFailures.add(t);
+                thrown(name, t);
+                return;
+            }
+            try {
+                Awaitility.await()
+                        .atMost(SETTLE)
+                        .pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(1))
+                        .until(future::isDone);
+            } catch (ConditionTimeoutException stuck) {
+                violations.add(name + " did not settle within " + SETTLE + "; " + pool.stats());
+                throw new Hung();
+            }
+            if (future.isCompletedExceptionally()) {
+                Throwable failure = unwrapFuture(future.handle((value, t) -> t).join());
+                acquirerFailures.add(failure);
+                thrown(name, failure);
+            } else {
+                trace.add(name + " -> " + future.join());
+            }
         }
 
         /** Closes what is still held (after faults), attached, and runs the drainers. */
@@ -741,10 +812,19 @@ class PoolFaultInjectionTest {
         }
 
         private Pending acquireAsync(String key, CancellationToken token) {
+            return acquireAsync(key, k -> pool.acquireAsync(k, token));
+        }
+
+        private Pending acquireAsync(String key, Duration timeout) {
+            return acquireAsync(key, k -> pool.acquireAsync(k, timeout));
+        }
+
+        private Pending acquireAsync(
+                String key, Function<FaultKey, java.util.concurrent.CompletionStage<Handle<Res>>> acquire) {
             String name = "acquireAsync('" + key + "')";
             CompletableFuture<Handle<Res>> future;
             try {
-                future = pool.acquireAsync(new FaultKey(key, plan), token).toCompletableFuture();
+                future = acquire.apply(new FaultKey(key, plan)).toCompletableFuture();
             } catch (Throwable t) {
                 acquirerFailures.add(t);
                 thrown(name, t);

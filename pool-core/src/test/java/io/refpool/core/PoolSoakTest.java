@@ -169,6 +169,13 @@ class PoolSoakTest {
 
         private final Map<String, Set<Session>> sessionsByKey = new ConcurrentHashMap<>();
         private final AtomicInteger dropped = new AtomicInteger();
+        /** Per key, the invalidations begun so far: counted before {@code invalidate} is called. */
+        private final Map<String, AtomicInteger> invalidationsByKey = new ConcurrentHashMap<>();
+        /** Per key, the invalidations that have returned: counted after {@code invalidate} returns. */
+        private final Map<String, AtomicInteger> invalidationsEndedByKey = new ConcurrentHashMap<>();
+        /** Each session's count of its key's invalidations that had returned before it was created. */
+        private final Map<Session, Integer> invalidationsEndedAtCreation = new ConcurrentHashMap<>();
+
         private final ExecutorService closer;
         private final String config;
 
@@ -176,7 +183,7 @@ class PoolSoakTest {
             this.seed = seed;
             this.threadFactory = threadFactory;
             this.setup = new Random(seed);
-            this.mode = setup.nextBoolean() ? AttachMode.EXCLUSIVE : AttachMode.SHARED;
+            this.mode = AttachMode.values()[setup.nextInt(AttachMode.values().length)];
             this.idlePolicy = IdlePolicy.values()[setup.nextInt(IdlePolicy.values().length)];
             this.maxObjects = setup.nextBoolean() ? 2 + setup.nextInt(3) : 0;
             this.leaks = LeakDetection.values()[setup.nextInt(LeakDetection.values().length)];
@@ -225,6 +232,9 @@ class PoolSoakTest {
                             + "maxObjects " + maxObjects);
                 }
             };
+            engine.afterCreate = session -> invalidationsEndedAtCreation.put(
+                    session, invalidationsEnded(session.key).get());
+            engine.replacedAtOnce = this::mayBeRetired;
             this.pool = engine.build(builder);
             this.closer = Executors.newSingleThreadExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "soak-closer");
@@ -243,9 +253,13 @@ class PoolSoakTest {
             return config;
         }
 
-        void shutDown() {
+        /** Closes the pool, bounded: a thread of a failed round may have died attached, holding the gate. */
+        void shutDown() throws InterruptedException {
             closer.shutdownNow();
-            pool.close();
+            Thread closing = new Thread(pool::close, "soak-shutdown");
+            closing.setDaemon(true);
+            closing.start();
+            closing.join(BOUND.toMillis());
         }
 
         void run() throws Exception {
@@ -385,6 +399,24 @@ class PoolSoakTest {
             return Awaitility.await(what).atMost(BOUND).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2));
         }
 
+        private AtomicInteger invalidations(String key) {
+            return invalidationsByKey.computeIfAbsent(key, k -> new AtomicInteger());
+        }
+
+        private AtomicInteger invalidationsEnded(String key) {
+            return invalidationsEndedByKey.computeIfAbsent(key, k -> new AtomicInteger());
+        }
+
+        /**
+         * {@return whether {@code session} may have been retired by an invalidate}: one that had not
+         * returned when the session was created has begun, so a successor may be live beside it while
+         * it is still held
+         */
+        private boolean mayBeRetired(Session session) {
+            Integer endedAtCreation = invalidationsEndedAtCreation.get(session);
+            return endedAtCreation == null || invalidations(session.key).get() > endedAtCreation;
+        }
+
         /** The test's record that a handle it held is closed (or dropped, or handed to the pool). */
         void release(Handle<Session> handle) {
             handle.get().openHandles.decrementAndGet();
@@ -426,7 +458,7 @@ class PoolSoakTest {
             }
 
             private void step() throws Exception {
-                int choice = random.nextInt(100);
+                int choice = random.nextInt(110);
                 boolean attached = !scopes.isEmpty();
                 if (choice < 10 && scopes.size() < 3) {
                     attach();
@@ -469,6 +501,133 @@ class PoolSoakTest {
                     ticker.advance(TICK); // idle objects expire at the cache's next write
                 } else if (choice < 95) {
                     badInput(attached);
+                } else if (choice < 97) {
+                    invalidate(KEYS[random.nextInt(KEYS.length)]);
+                } else if (choice < 99) {
+                    flush();
+                } else if (choice < 103 && !attached) {
+                    callAsync(KEYS[random.nextInt(KEYS.length)]);
+                } else if (choice < 105 && !attached && !held.isEmpty()) {
+                    exclusiveAsync(held.get(random.nextInt(held.size())));
+                } else if (choice < 107 && scopes.size() < 3) {
+                    attachWithin();
+                } else if (choice < 110 && !attached) {
+                    acquireAsyncWithin(KEYS[random.nextInt(KEYS.length)]);
+                }
+            }
+
+            private void invalidate(String key) {
+                invalidations(key).incrementAndGet();
+                try {
+                    boolean retired = pool.invalidate(key);
+                    trace.add(id + ": invalidate('" + key + "') -> " + retired);
+                } catch (PoolClosedException closed) {
+                    assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
+                } finally {
+                    invalidationsEnded(key).incrementAndGet(); // a session created from here on is not retired by it
+                }
+            }
+
+            private void flush() {
+                try {
+                    pool.flush();
+                    trace.add(id + ": flush()");
+                } catch (PoolClosedException closed) {
+                    assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
+                }
+            }
+
+            /**
+             * callAsync, its token cancelled at once now and then and otherwise after a few
+             * milliseconds (this thread may hold handles that another thread's wait for capacity
+             * needs); the function checks it may use the object.
+             */
+            private void callAsync(String key) throws Exception {
+                CancellationSource source = new CancellationSource();
+                source.cancelAfter(Duration.ofMillis(1 + random.nextInt(20)));
+                CompletableFuture<Session> future = pool.callAsync(key, source.token(), session -> {
+                            if (session.isDisposed()) {
+                                throw new AssertionError("callAsync ran on " + session + ", which is disposed");
+                            }
+                            return session;
+                        })
+                        .toCompletableFuture();
+                if (random.nextInt(3) == 0) {
+                    source.cancel();
+                }
+                try {
+                    Session session = future.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+                    trace.add(id + ": callAsync('" + key + "') ran on " + session);
+                } catch (CancellationException cancelled) {
+                    assertTrue(source.isCancellationRequested(), "a cancellation nobody asked for");
+                } catch (ExecutionException failed) {
+                    Throwable cause = failed.getCause();
+                    if (cause instanceof PoolClosedException) {
+                        assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
+                    } else if (cause instanceof CancellationException) {
+                        assertTrue(source.isCancellationRequested(), "a cancellation nobody asked for: " + cause);
+                    } else if (!(cause instanceof CapacityExhaustedException)) {
+                        throw failed;
+                    }
+                } catch (TimeoutException hung) {
+                    throw new AssertionError(
+                            "callAsync('" + key + "') did not settle within " + BOUND + "; " + pool.stats());
+                } finally {
+                    source.close();
+                }
+            }
+
+            /** The section of a held object, taken asynchronously and given back; the caller may give up first. */
+            private void exclusiveAsync(Handle<Session> handle) throws Exception {
+                CompletableFuture<io.refpool.sync.Guard> section =
+                        handle.exclusiveAsync(CancellationToken.none()).toCompletableFuture();
+                if (random.nextInt(3) == 0 && section.cancel(false)) {
+                    trace.add(id + ": gave up on the section of " + handle.get());
+                    return; // a grant that lands anyway is given back by the pool
+                }
+                try {
+                    section.get(BOUND.toSeconds(), TimeUnit.SECONDS).close();
+                    trace.add(id + ": held the section of " + handle.get());
+                } catch (TimeoutException hung) {
+                    throw new AssertionError("the section of " + handle.get() + " was not granted within " + BOUND);
+                }
+            }
+
+            private void attachWithin() {
+                try {
+                    scopes.push(pool.attach(Duration.ofMillis(1 + random.nextInt(5))));
+                    trace.add(id + ": attach(Duration) to depth " + scopes.size());
+                } catch (io.refpool.sync.WaitTimeoutException timedOut) {
+                    trace.add(id + ": attach(Duration) timed out");
+                } catch (PoolClosedException closed) {
+                    assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
+                }
+            }
+
+            private void acquireAsyncWithin(String key) throws Exception {
+                Handle<Session> mine = heldFor(key);
+                CompletableFuture<Handle<Session>> future = pool.acquireAsync(
+                                key, Duration.ofMillis(1 + random.nextInt(20)))
+                        .toCompletableFuture();
+                settled.add(future.handle((handle, failure) -> null));
+                try {
+                    hold(future.get(BOUND.toSeconds(), TimeUnit.SECONDS), mine, "acquireAsync(Duration)");
+                } catch (CancellationException timedOut) { // a timeout cancels the stage (newer JDKs wrap it)
+                    assertTrue(
+                            timedOut instanceof io.refpool.sync.WaitTimeoutException
+                                    || timedOut.getCause() instanceof io.refpool.sync.WaitTimeoutException,
+                            "a cancellation nobody asked for: " + timedOut);
+                    trace.add(id + ": acquireAsync('" + key + "', Duration) timed out");
+                } catch (ExecutionException failed) {
+                    Throwable cause = failed.getCause();
+                    if (cause instanceof PoolClosedException) {
+                        assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
+                    } else if (!(cause instanceof io.refpool.sync.WaitTimeoutException)) {
+                        throw failed;
+                    }
+                    trace.add(id + ": acquireAsync('" + key + "', Duration) ended: " + cause);
+                } catch (TimeoutException hung) {
+                    throw new AssertionError("acquireAsync('" + key + "', Duration) did not settle within " + BOUND);
                 }
             }
 
@@ -504,7 +663,9 @@ class PoolSoakTest {
                     Handle<Session> handle = pool.acquire(key);
                     hold(handle, mine, "acquire");
                 } catch (CapacityExhaustedException full) {
-                    assertTrue(maxObjects > 0 && mine == null, "no capacity, for a new object of a bounded pool");
+                    assertTrue(
+                            maxObjects > 0 && (mine == null || mayBeRetired(mine.get())),
+                            "no capacity, for a new object of a bounded pool");
                     trace.add(id + ": acquire('" + key + "') found no capacity");
                 } catch (PoolClosedException closed) {
                     assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
@@ -610,7 +771,7 @@ class PoolSoakTest {
                 session.openHandles.incrementAndGet();
                 held.add(handle);
                 trace.add(id + ": " + how + " -> " + session);
-                if (mine != null && mine.get() != session) {
+                if (mine != null && mine.get() != session && !mayBeRetired(mine.get())) {
                     throw new AssertionError(how + " gave " + session + " while this thread holds " + mine.get());
                 }
                 if (session.isDisposed()) {
@@ -619,7 +780,10 @@ class PoolSoakTest {
                 Set<Session> sessions = sessionsByKey.computeIfAbsent(session.key, k -> ConcurrentHashMap.newKeySet());
                 sessions.add(session);
                 for (Session other : sessions) {
-                    if (other != session && other.openHandles.get() > 0) {
+                    if (other != session
+                            && other.openHandles.get() > 0
+                            && !mayBeRetired(other)
+                            && !mayBeRetired(session)) {
                         throw new AssertionError(how + " gave " + session + " while " + other + " of the same key has "
                                 + other.openHandles.get() + " handle(s) open: two live objects for one key");
                     }

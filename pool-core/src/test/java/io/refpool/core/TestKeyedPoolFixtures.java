@@ -33,6 +33,8 @@ final class TestKeyedPoolFixtures {
         final int serial;
         /** How often the disposer ran on this session; must end at exactly 1. */
         final AtomicInteger disposals = new AtomicInteger();
+        /** Set when the disposer of this session has returned. */
+        volatile boolean disposerReturned;
         /** Handles the test holds open on this session, kept by tests that audit it. */
         final AtomicInteger openHandles = new AtomicInteger();
 
@@ -63,6 +65,13 @@ final class TestKeyedPoolFixtures {
         final List<PoolError> errors = new CopyOnWriteArrayList<>();
         /** Runs first in every factory call: tests hold or fail creations with it. */
         volatile Consumer<String> beforeCreate = key -> {};
+        /**
+         * Which earlier sessions a new one of their key may be created beside: an object invalidated
+         * while in use is replaced at once. None, unless a test that invalidates says otherwise.
+         */
+        volatile java.util.function.Predicate<Session> replacedAtOnce = session -> false;
+        /** Runs on every new session before the pool gets it: tests record what they need of it. */
+        volatile Consumer<Session> afterCreate = session -> {};
         /** Runs after the audit in every disposal: tests fail disposals with it. */
         volatile Consumer<Session> afterDispose = session -> {};
 
@@ -77,8 +86,14 @@ final class TestKeyedPoolFixtures {
         @Override
         public Session apply(String key) {
             factoryCalls.incrementAndGet();
+            for (Session earlier : created) { // a key's next object only after its predecessor's disposer returned
+                if (earlier.key.equals(key) && !earlier.disposerReturned && !replacedAtOnce.test(earlier)) {
+                    violations.add(key + " created while the disposer of " + earlier + " had not returned");
+                }
+            }
             beforeCreate.accept(key);
             Session session = new Session(key, serials.incrementAndGet());
+            afterCreate.accept(session);
             created.add(session);
             return session;
         }
@@ -99,7 +114,11 @@ final class TestKeyedPoolFixtures {
                 violations.add(session + " disposed while the test held " + open + " handle(s) to it");
             }
             disposed.add(session);
-            afterDispose.accept(session);
+            try {
+                afterDispose.accept(session);
+            } finally {
+                session.disposerReturned = true;
+            }
         }
 
         /** {@return a builder whose factory, disposer and error listener are this engine's} */

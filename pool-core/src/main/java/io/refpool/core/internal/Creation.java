@@ -3,15 +3,24 @@ package io.refpool.core.internal;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A key's slot while its object is being created (single flight): completes with the entry, with
- * {@code null} if nothing was made (no capacity), or with the factory's failure as its acquirers
- * see it.
+ * What an acquirer of a key waits for before it may look again: the key's object being created
+ * (single flight), or being disposed ({@linkplain Entry#retirement its retirement}: a key's next
+ * object is created only once its predecessor's disposer has returned). Completes with the entry,
+ * with {@code null} if nothing was made (no capacity, or the disposal is over: look again), or with
+ * the factory's failure as its acquirers see it.
  */
 final class Creation<K, V> extends CompletableFuture<Entry<K, V>> implements Slot, Attempt {
-    /** The thread running the factory; a synchronous acquire of the key there would wait for itself. */
-    final Thread creator;
+    /** Whether this is a disposal under way rather than a creation. */
+    final boolean retirement;
 
-    Creation(Thread creator) {
-        this.creator = creator;
+    /**
+     * The thread running the factory, or the disposal; a synchronous acquire of the key there would
+     * wait for itself. A retirement's is set by the thread that claims the disposal.
+     */
+    volatile Thread runner;
+
+    Creation(Thread runner, boolean retirement) {
+        this.runner = runner;
+        this.retirement = retirement;
     }
 }

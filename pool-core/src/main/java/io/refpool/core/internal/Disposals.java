@@ -95,7 +95,6 @@ final class Disposals<K, V> {
 
     /** Runs the disposer of a claimed entry now; attached, outside every lock. */
     void disposeClaimed(Entry<K, V> entry) {
-        core.slots.forget(entry);
         try {
             disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
@@ -105,6 +104,7 @@ final class Disposals<K, V> {
                     "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
+            core.slots.disposed(entry); // from here the key's next object may be created
             if (entry.permit != null) {
                 entry.permit.close();
             }

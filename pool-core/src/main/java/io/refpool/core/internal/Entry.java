@@ -73,6 +73,13 @@ final class Entry<K, V> implements Slot, Release {
     /** This object's place in the global order of sections; unique, never reused. */
     final long order = CREATED.getAndIncrement();
 
+    /**
+     * Completed (with {@code null}) when this object's disposer has returned: an acquirer of the key
+     * that finds the object claimed for disposal waits for it, so the key's next object is created
+     * only after its predecessor is disposed.
+     */
+    final Creation<K, V> retirement = new Creation<>(null, true);
+
     /** Why the object is disposed: written by the claim's winner, read by the same thread's disposal. */
     private DisposalCause disposalCause;
 
@@ -218,6 +225,7 @@ final class Entry<K, V> implements Slot, Release {
             return false;
         }
         disposalCause = cause;
+        retirement.runner = Thread.currentThread(); // the disposer runs on the claim's thread
         return true;
     }
 

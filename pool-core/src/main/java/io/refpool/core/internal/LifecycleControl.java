@@ -13,9 +13,11 @@ import java.util.concurrent.CancellationException;
  * <pre>
  *   object        to                    by
  *   live          retired (vacated)     invalidate: the slot lets go, holders keep it; disposed by
- *                                       the release that brings it to 0 (Capacity.reachedZero)
+ *                                       the release that brings it to 0 (Capacity.reachedZero); its
+ *                                       successor may exist before it is disposed
  *   idle          DISPOSED              invalidate or clearIdle: the claim from exactly 0
- *                                       ({@link #disposeIdle}), then out of the cache, then disposed
+ *                                       ({@link #disposeIdle}), then out of the cache, then disposed;
+ *                                       the slot keeps it until its disposer returns
  * </pre>
  */
 public final class LifecycleControl<K, V> {
@@ -63,11 +65,14 @@ public final class LifecycleControl<K, V> {
         int level = s.depth;
         try {
             Entry<K, V> entry = core.slots.entry(key);
-            if (entry == null || !core.slots.vacate(entry) || !entry.retire()) {
+            if (entry == null || !entry.retire()) {
                 return false;
             }
-            if (entry.count() == 0) { // idle now; one in use goes when its count reaches 0 (Capacity.reachedZero)
-                disposeIdle(entry, s, DisposalCause.INVALIDATED);
+            // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
+            // object waits for it; in use: the slot lets go at once, so new acquires get a new object
+            // while the holders keep this one, disposed when its count reaches 0 (Capacity.reachedZero)
+            if (!disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
+                core.slots.vacate(entry);
             }
             return true;
         } finally {

@@ -99,7 +99,7 @@ final class SlotTable<K, V> {
         for (; ; ) {
             Slot slot = slots.get(key);
             if (slot == null) {
-                Creation<K, V> creation = new Creation<>(Thread.currentThread());
+                Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
                 if (slots.putIfAbsent(key, creation) == null) {
                     return create(key, creation, s, permit);
                 }
@@ -115,7 +115,10 @@ final class SlotTable<K, V> {
                     }
                     return core.newHandle(entry, s);
                 }
-                slots.remove(key, entry); // disposed and on its way out
+                if (!entry.retirement.isDone()) {
+                    return entry.retirement; // claimed for disposal: its successor waits for the disposer
+                }
+                slots.remove(key, entry); // disposed, left behind by a key whose removal threw
             } else {
                 Creation<K, V> creation = (Creation<K, V>) slot;
                 if (!creation.isDone()) {
@@ -132,9 +135,16 @@ final class SlotTable<K, V> {
      * creation while holding it.
      */
     void await(K key, Creation<K, V> creation, AttachState s) {
-        if (creation.creator == Thread.currentThread()) {
-            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") on the thread that is creating that"
-                    + " key's object (the factory acquired its own key): it would wait for itself");
+        if (creation.runner == Thread.currentThread()) {
+            throw new IllegalStateException(
+                    creation.retirement
+                            ? "acquire(" + Keys.describe(key)
+                                    + ") on the thread that is disposing that key's object (from a"
+                                    + " disposer of this thread's disposal loop): the key's next object is created only after"
+                                    + " the disposer returns, so it would wait for itself"
+                            : "acquire(" + Keys.describe(key)
+                                    + ") on the thread that is creating that key's object (the"
+                                    + " factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
             core.attacher.detached(
@@ -234,14 +244,18 @@ final class SlotTable<K, V> {
         return slots.remove(entry.key, entry);
     }
 
-    /** Takes a claimed entry out of the table, ahead of its disposer. */
-    void forget(Entry<K, V> entry) {
+    /**
+     * Takes a disposed entry out of the table once its disposer has returned, and lets the key's
+     * acquirers waiting for that look again.
+     */
+    void disposed(Entry<K, V> entry) {
         try {
             slots.remove(entry.key, entry);
         } catch (Throwable keyFailed) {
             // the disposed entry stays in its slot until the key's next acquire drops it
         }
         instances.remove(new Identity(entry.value));
+        entry.retirement.complete(null);
     }
 
     /** {@return {@code failure} to throw: unchecked as it is, checked wrapped}; an error is thrown here */
