@@ -7,7 +7,6 @@ import static io.refpool.sync.SyncTesting.waiting;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -88,19 +87,6 @@ class AsyncSemaphoreCancellationTest {
         g2.close();
         SyncTesting.queueOf(semaphore).setHooks(null);
         assertPermits(semaphore, 3);
-    }
-
-    @Test
-    void interruptedBlockingRequestLeavesTheQueueAndOwnsNoPermit() throws Exception {
-        AsyncSemaphore semaphore = new AsyncSemaphore(1, 2);
-        TestKit.Forked<Guard> blocked = fork("blocked", () -> semaphore.acquireBlocking(2));
-        awaitQueued(semaphore, 1);
-
-        blocked.thread.interrupt();
-
-        assertInstanceOf(InterruptedException.class, blocked.joinFailure());
-        semaphore.release(1);
-        assertPermits(semaphore, 2);
     }
 
     @Test

@@ -40,21 +40,6 @@ class AsyncSemaphoreTokenCancellationTest {
     }
 
     @Test
-    void alreadyCancelledTokenFailsAtOnceAsCancelledAndQueuesNothing() {
-        AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
-        CancellationSource source = new CancellationSource();
-        source.cancel();
-
-        CompletableFuture<Guard> async = semaphore.acquire(1, source.token()).toCompletableFuture();
-
-        assertTrue(async.isCancelled(), async::toString);
-        assertThrows(CancellationException.class, async::join);
-        assertThrows(CancellationException.class, () -> semaphore.acquireBlocking(1, source.token()));
-        assertEquals(0, semaphore.queueLength());
-        assertEquals(0, semaphore.availablePermits());
-    }
-
-    @Test
     void tokenCancelRacingTheReleaseLosesNoPermit() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(3);
         int owned = 0;
