@@ -29,8 +29,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Cancelling a waiting reader or writer of {@link AsyncSharedMutex} never loses or strands the
- * lock: a cancelled writer that held readers back re-admits them, a cancel that wins after a release
- * picked the waiter passes its share on, and a cancel that loses leaves the caller owning the lock.
+ * lock: a cancelled writer that held readers back re-admits them, and a cancel that wins after a
+ * release picked a batch of readers or a writer passes its share on. What every primitive shares
+ * (a cancel that loses leaves the caller owning the lock, tokens, races) is in {@link
+ * WaitCancellationTest}, {@link WaitTokenCancellationTest} and {@link GrantVersusCancelRaceTest}.
  */
 class AsyncSharedMutexCancellationTest {
 
