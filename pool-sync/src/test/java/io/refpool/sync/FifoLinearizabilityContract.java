@@ -1,7 +1,5 @@
 package io.refpool.sync;
 
-import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
@@ -15,24 +13,9 @@ import org.junit.jupiter.api.Test;
  * owned) or finds the grant (owned), a cancelled head admits the requests behind it. One small
  * subclass per primitive names the primitive and its specification.
  */
-@Param(name = "permits", gen = IntGen.class, conf = "1:2")
-public abstract class FifoLinearizabilityContract {
-    private final AcquireRoles roles;
-    private final Class<?> specification;
-
+public abstract class FifoLinearizabilityContract extends AcquireLincheckContract {
     protected FifoLinearizabilityContract(AcquireRoles roles, Class<?> specification) {
-        this.roles = roles;
-        this.specification = specification;
-    }
-
-    @Operation
-    public int tryAcquire(@Param(gen = ThreadIdGen.class) int t, @Param(name = "permits") int n) {
-        return roles.tryAcquire(t, n);
-    }
-
-    @Operation
-    public int acquire(@Param(gen = ThreadIdGen.class) int t, @Param(name = "permits") int n) {
-        return roles.acquire(t, n);
+        super(roles, specification);
     }
 
     @Operation
@@ -40,26 +23,8 @@ public abstract class FifoLinearizabilityContract {
         return roles.cancel(t);
     }
 
-    @Operation
-    public int release(@Param(gen = ThreadIdGen.class) int t) {
-        return roles.release(t);
-    }
-
-    @Operation
-    public int availablePermits() {
-        return roles.availablePermits();
-    }
-
     @Test
     void acquireCancelAndReleaseAreLinearizableToAFifoSemaphore() {
-        new ModelCheckingOptions()
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .iterations(30)
-                .invocationsPerIteration(200)
-                .sequentialSpecification(specification)
-                .check(getClass());
+        checkLinearizable(30);
     }
 }

@@ -1,7 +1,6 @@
 package io.refpool.sync;
 
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
@@ -19,14 +18,11 @@ import org.junit.jupiter.api.Test;
  * release can grant a waiter whose place no atomic operation would have given it.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
-public abstract class PromptCancellationContract {
-    private final AcquireRoles roles;
-    private final Class<?> specification;
+public abstract class PromptCancellationContract extends AcquireLincheckContract {
     private final int iterations;
 
     protected PromptCancellationContract(AcquireRoles roles, Class<?> specification, int iterations) {
-        this.roles = roles;
-        this.specification = specification;
+        super(roles, specification);
         this.iterations = iterations;
     }
 
@@ -35,36 +31,8 @@ public abstract class PromptCancellationContract {
         return roles.acquireThenCancel(t, n);
     }
 
-    @Operation
-    public int tryAcquire(@Param(gen = ThreadIdGen.class) int t, @Param(name = "permits") int n) {
-        return roles.tryAcquire(t, n);
-    }
-
-    @Operation
-    public int acquire(@Param(gen = ThreadIdGen.class) int t, @Param(name = "permits") int n) {
-        return roles.acquire(t, n);
-    }
-
-    @Operation
-    public int release(@Param(gen = ThreadIdGen.class) int t) {
-        return roles.release(t);
-    }
-
-    @Operation
-    public int availablePermits() {
-        return roles.availablePermits();
-    }
-
     @Test
     void acquireThenCancelEndsEitherOwnedOrCancelledNoPermitLost() {
-        new ModelCheckingOptions()
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .iterations(iterations)
-                .invocationsPerIteration(200)
-                .sequentialSpecification(specification)
-                .check(getClass());
+        checkLinearizable(iterations);
     }
 }
