@@ -7,24 +7,25 @@ import static io.refpool.sync.SyncTesting.waiting;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.internal.QueueHooks.Point;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * A cancelled request on {@link AsyncSemaphore} owns nothing and costs no permit: the permits go to
- * the next requests in order, or back to the semaphore, and {@code availablePermits} stays exact.
+ * What cancellation means for {@link AsyncSemaphore}'s own partial grants: a cancelled request,
+ * through its future or a token, costs no permit, its permits go to the next requests in order, and a
+ * cancelled large head admits the smaller requests behind it at once. What every primitive shares is
+ * in {@link WaitCancellationTest}, {@link WaitTokenCancellationTest} and {@link
+ * GrantVersusCancelRaceTest}.
  */
 class AsyncSemaphoreCancellationTest {
-    private static final int ROUNDS = 1_000;
 
     @Test
     void cancelThenReleaseLosesNoPermitAndGrantsTheNextRequest() {
@@ -91,19 +92,6 @@ class AsyncSemaphoreCancellationTest {
     }
 
     @Test
-    void interruptedBlockingRequestLeavesTheQueueAndOwnsNoPermit() throws Exception {
-        AsyncSemaphore semaphore = new AsyncSemaphore(1, 2);
-        TestKit.Forked<Guard> blocked = fork("blocked", () -> semaphore.acquireBlocking(2));
-        awaitQueued(semaphore, 1);
-
-        blocked.thread.interrupt();
-
-        assertInstanceOf(InterruptedException.class, blocked.joinFailure());
-        semaphore.release(1);
-        assertPermits(semaphore, 2);
-    }
-
-    @Test
     void timedOutRequestLeavesTheQueueAndTheNextOneIsServed() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> semaphore.tryAcquire(3, Duration.ofMillis(30)));
@@ -119,35 +107,21 @@ class AsyncSemaphoreCancellationTest {
     }
 
     @Test
-    void cancelRacingTheReleaseLosesNoPermit() throws Exception {
-        AsyncSemaphore semaphore = new AsyncSemaphore(2);
-        int owned = 0;
-        try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
-            for (int round = 0; round < ROUNDS; round++) {
-                assertTrue(semaphore.tryAcquirePermits(2));
-                CompletableFuture<Guard> raced = waiting(semaphore.acquire(2));
-                CompletableFuture<Guard> behind = waiting(semaphore.acquire(1));
-                AtomicBoolean cancelWon = new AtomicBoolean();
-                racer.race(() -> semaphore.release(2), () -> cancelWon.set(raced.cancel(true)), round % 64 - 32);
-                String where = "round " + round + ": ";
-                assertTrue(raced.isDone(), where + "settled");
-                if (cancelWon.get()) {
-                    assertTrue(raced.isCancelled(), where + "the cancel won");
-                    assertEquals(1, semaphore.availablePermits(), where + "one permit left after the next");
-                    granted(behind).close();
-                } else {
-                    owned++;
-                    Guard guard = granted(raced);
-                    assertEquals(0, semaphore.availablePermits(), where + "the grant took both permits");
-                    assertFalse(behind.isDone(), where + "nothing left for the next request");
-                    guard.close();
-                    Guard next = granted(behind);
-                    assertNotSame(guard, next);
-                    next.close();
-                }
-                assertPermits(semaphore, 2);
-            }
-        }
-        SyncTesting.assertBothOutcomes("semaphore cancel", owned, ROUNDS);
+    void tokenCancelOfTheLargeHeadAdmitsTheSmallerRequestsAtOnce() {
+        AsyncSemaphore semaphore = new AsyncSemaphore(2, 4);
+        CancellationSource source = new CancellationSource();
+        CompletableFuture<Guard> large = waiting(semaphore.acquire(4, source.token()));
+        CompletableFuture<Guard> small1 = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> small2 = waiting(semaphore.acquire(1));
+
+        source.cancel();
+
+        assertThrows(CancellationException.class, large::join);
+        Guard g1 = granted(small1);
+        Guard g2 = granted(small2);
+        assertEquals(0, semaphore.availablePermits());
+        g1.close();
+        g2.close();
+        assertPermits(semaphore, 2);
     }
 }

@@ -1,22 +1,22 @@
 package io.refpool.sync;
 
 import static io.refpool.sync.SyncTesting.assertPermits;
-import static io.refpool.sync.SyncTesting.awaitQueued;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
-import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.refpool.testkit.TestKit;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
-/** {@link AsyncSemaphore} serves requests in call order: a large head is never overtaken. */
+/**
+ * {@link AsyncSemaphore} serves requests of different sizes in call order: a large head is never
+ * overtaken, and one release serves every head request that fits. The line every primitive keeps
+ * is in {@link FifoFairnessTest}.
+ */
 class AsyncSemaphoreFairnessTest {
     @Test
     void requestsAreGrantedInCallOrder() {
@@ -79,47 +79,5 @@ class AsyncSemaphoreFairnessTest {
         gb.close();
         granted(c).close();
         assertPermits(semaphore, 5);
-    }
-
-    @Test
-    void blockingRequestsAreGrantedInCallOrder() throws Exception {
-        AsyncSemaphore semaphore = new AsyncSemaphore(0, 3);
-        List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
-        List<TestKit.Forked<Void>> threads = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            int index = i;
-            threads.add(fork("request-" + i, () -> {
-                try (Guard guard = semaphore.acquireBlocking(3)) {
-                    order.add(index);
-                }
-                return null;
-            }));
-            awaitQueued(semaphore, i + 1);
-        }
-
-        semaphore.release(3);
-        for (TestKit.Forked<Void> t : threads) {
-            t.join();
-        }
-
-        assertEquals(List.of(0, 1, 2, 3, 4, 5), order);
-        assertPermits(semaphore, 3);
-    }
-
-    @Test
-    void timedRequestWaitsInLineAndGetsItsPermits() throws Exception {
-        AsyncSemaphore semaphore = new AsyncSemaphore(0, 2);
-        CompletableFuture<Guard> first = waiting(semaphore.acquire(2));
-        TestKit.Forked<java.util.Optional<Guard>> timed = fork("timed", () -> semaphore.tryAcquire(2, TestKit.BOUND));
-        awaitQueued(semaphore, 2);
-
-        semaphore.release(2);
-        granted(first).close();
-
-        java.util.Optional<Guard> guard = timed.join();
-        assertTrue(guard.isPresent());
-        assertEquals(0, semaphore.availablePermits());
-        guard.get().close();
-        assertTrue(semaphore.tryAcquire(1, Duration.ZERO).isPresent());
     }
 }

@@ -29,8 +29,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Cancelling a waiting reader or writer of {@link AsyncSharedMutex} never loses or strands the
- * lock: a cancelled writer that held readers back re-admits them, a cancel that wins after a release
- * picked the waiter passes its share on, and a cancel that loses leaves the caller owning the lock.
+ * lock: a cancelled writer that held readers back re-admits them, and a cancel that wins after a
+ * release picked a batch of readers or a writer passes its share on. What every primitive shares
+ * (a cancel that loses leaves the caller owning the lock, tokens, races) is in {@link
+ * WaitCancellationTest}, {@link WaitTokenCancellationTest} and {@link GrantVersusCancelRaceTest}.
  */
 class AsyncSharedMutexCancellationTest {
 
@@ -285,29 +287,6 @@ class AsyncSharedMutexCancellationTest {
     }
 
     @Test
-    void cancelThatLosesToTheGrantLeavesTheCallerOwningTheLock() throws Exception {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CompletionStage<Guard> reader = lock.acquireShared();
-
-        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
-        SyncTesting.queueOf(lock).setHooks(hooks);
-        releaser.start();
-        hooks.awaitArrival();
-        hooks.proceed();
-        releaser.join();
-        SyncTesting.queueOf(lock).setHooks(null);
-        assertFalse(future(reader).cancel(true), "the grant already won");
-
-        assertTrue(granted(reader));
-        assertFalse(future(reader).isCancelled());
-        assertEquals(1, lock.readers());
-        guardOf(reader).close();
-        assertFree(lock);
-    }
-
-    @Test
     void completingAWaitingFutureCancelsTheWaitAndReadmitsReaders() {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLockShared());
@@ -391,27 +370,6 @@ class AsyncSharedMutexCancellationTest {
     }
 
     @Test
-    void interruptedBlockingReaderLeavesTheLockAndTheQueueAsBefore() throws Exception {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CompletionStage<Guard> writerBehind = lock.acquire();
-        TestKit.Forked<Void> reader = TestKit.forkRun(
-                "reader",
-                () -> assertThrows(InterruptedException.class, () -> lock.acquireSharedBlocking()
-                        .close()));
-        awaitQueueLength(lock, 2);
-
-        reader.thread.interrupt();
-        reader.join();
-
-        assertEquals(1, lock.queueLength());
-        lock.unlock();
-        assertTrue(granted(writerBehind));
-        guardOf(writerBehind).close();
-        assertFree(lock);
-    }
-
-    @Test
     void tokenCancelledWaitingWriterReadmitsTheReadersQueuedBehindIt() {
         AsyncSharedMutex lock = new AsyncSharedMutex();
         assertTrue(lock.tryLockShared());
@@ -429,105 +387,6 @@ class AsyncSharedMutexCancellationTest {
         assertEquals(0, lock.queueLength());
         guardOf(reader).close();
         lock.unlockShared();
-        assertFree(lock);
-    }
-
-    @Test
-    void tokenCancelledBlockingReaderThrowsCancellationAndLeavesTheQueueAsBefore() throws Exception {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CompletionStage<Guard> writerBehind = lock.acquire();
-        CancellationSource source = new CancellationSource();
-        TestKit.Forked<Void> reader = TestKit.forkRun(
-                "reader",
-                () -> assertThrows(CancellationException.class, () -> lock.acquireSharedBlocking(source.token())
-                        .close()));
-        awaitQueueLength(lock, 2);
-
-        assertTrue(source.cancel());
-        reader.join();
-
-        assertEquals(1, lock.queueLength());
-        lock.unlock();
-        assertTrue(granted(writerBehind));
-        guardOf(writerBehind).close();
-        assertFree(lock);
-    }
-
-    @Test
-    void alreadyCancelledTokenFailsTheAcquireWithoutTouchingTheLock() {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        CancellationSource source = new CancellationSource();
-        source.cancel();
-
-        assertTrue(future(lock.acquireShared(source.token())).isCompletedExceptionally());
-        assertTrue(future(lock.acquire(source.token())).isCompletedExceptionally());
-        assertThrows(CancellationException.class, () -> lock.acquireSharedBlocking(source.token()));
-        assertThrows(CancellationException.class, () -> lock.acquireBlocking(source.token()));
-        assertFree(lock);
-
-        assertTrue(lock.tryLockShared());
-        long before = SharedMutexTesting.state(lock);
-        assertTrue(future(lock.acquire(source.token())).isCompletedExceptionally());
-        assertTrue(future(lock.acquireShared(source.token())).isCompletedExceptionally());
-        assertEquals(before, SharedMutexTesting.state(lock));
-        lock.unlockShared();
-        assertFree(lock);
-    }
-
-    @Test
-    void tokenCancelOfAReaderAfterAReleasePoppedItPassesItsShareOn() throws Exception {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CancellationSource source = new CancellationSource();
-        CompletionStage<Guard> reader = lock.acquireShared(source.token());
-        CompletionStage<Guard> writerBehind = lock.acquire();
-
-        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", lock::unlock);
-        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
-        SyncTesting.queueOf(lock).setHooks(hooks);
-        releaser.start();
-        hooks.awaitArrival();
-        assertTrue(source.cancel());
-        hooks.proceed();
-        releaser.join();
-        SyncTesting.queueOf(lock).setHooks(null);
-
-        assertTrue(future(reader).isCompletedExceptionally());
-        assertTrue(granted(writerBehind));
-        assertEquals(0, lock.readers());
-        guardOf(writerBehind).close();
-        assertFree(lock);
-    }
-
-    @Test
-    void tokenCancelledAfterTheGrantLeavesTheOwnerHolding() {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CancellationSource source = new CancellationSource();
-        CompletionStage<Guard> reader = lock.acquireShared(source.token());
-        lock.unlock();
-        assertTrue(granted(reader));
-
-        source.cancel();
-
-        assertEquals(1, lock.readers(), "a token cancelled after the grant does not take the lock back");
-        guardOf(reader).close();
-        assertFree(lock);
-    }
-
-    @Test
-    void cancelledFutureReportsCancellationToItsDependents() {
-        AsyncSharedMutex lock = new AsyncSharedMutex();
-        assertTrue(lock.tryLock());
-        CompletionStage<Guard> reader = lock.acquireShared();
-        CompletionStage<String> dependent = reader.thenApply(g -> "entered");
-
-        assertTrue(future(reader).cancel(true));
-
-        assertTrue(dependent.toCompletableFuture().isCompletedExceptionally());
-        assertThrows(CancellationException.class, () -> future(reader).join());
-        lock.unlock();
         assertFree(lock);
     }
 }

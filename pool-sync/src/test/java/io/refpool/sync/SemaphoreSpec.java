@@ -1,25 +1,40 @@
 package io.refpool.sync;
 
-import static io.refpool.sync.SemaphoreRoles.MAX_PERMITS;
-import static io.refpool.sync.SemaphoreRoles.NOT_APPLICABLE;
-import static io.refpool.sync.SemaphoreRoles.SLOTS;
+import static io.refpool.sync.AcquireRoles.NOT_APPLICABLE;
+import static io.refpool.sync.AcquireRoles.SLOTS;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
 
 /**
  * The sequential FIFO semaphore that {@link AsyncSemaphore} must be linearizable to: the operations
- * of {@link SemaphoreRoles}, each atomic. Requests are served strictly in order; a head that does
+ * of {@link AcquireRoles}, each atomic. Requests are served strictly in order; a head that does
  * not fit holds back the smaller ones behind it until it is served or cancelled.
  */
-public final class SemaphoreSpec {
+public class SemaphoreSpec {
+    /** The permits of the semaphore under test. */
+    static final int MAX_PERMITS = 2;
+
     private final int[] held = new int[SLOTS];
     private final int[] waitsFor = new int[SLOTS];
     /** Whether {@code held[t]} came through an acquire future (which a cancel then finds granted). */
     private final boolean[] heldByFuture = new boolean[SLOTS];
 
     private final ArrayDeque<Integer> queue = new ArrayDeque<>();
-    private int permits = MAX_PERMITS;
+    private int permits;
+
+    public SemaphoreSpec() {
+        this(MAX_PERMITS);
+    }
+
+    SemaphoreSpec(int permits) {
+        this.permits = permits;
+    }
+
+    /** {@return the permits a request for {@code requested} takes} */
+    int size(int requested) {
+        return requested;
+    }
 
     private boolean idle(int t) {
         return held[t] == 0 && waitsFor[t] == 0;
@@ -39,29 +54,31 @@ public final class SemaphoreSpec {
         }
     }
 
+    /** {@return whether {@code t} took {@code n} permits at once}: nobody waits and they are there. */
+    private boolean takeAtOnce(int t, int n, boolean byFuture) {
+        if (!queue.isEmpty() || permits < n) {
+            return false;
+        }
+        permits -= n;
+        held[t] = n;
+        heldByFuture[t] = byFuture;
+        return true;
+    }
+
     public int tryAcquire(int t, int n) {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        if (queue.isEmpty() && permits >= n) {
-            permits -= n;
-            held[t] = n;
-            return 1;
-        }
-        return 0;
+        return takeAtOnce(t, size(n), false) ? 1 : 0;
     }
 
     public int acquire(int t, int n) {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        if (queue.isEmpty() && permits >= n) {
-            permits -= n;
-            held[t] = n;
-            heldByFuture[t] = true;
-        } else {
+        if (!takeAtOnce(t, size(n), true)) {
             queue.addLast(t);
-            waitsFor[t] = n;
+            waitsFor[t] = size(n);
         }
         return 0;
     }
@@ -83,13 +100,7 @@ public final class SemaphoreSpec {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        if (queue.isEmpty() && permits >= n) {
-            permits -= n;
-            held[t] = n;
-            heldByFuture[t] = true;
-            return 1;
-        }
-        return 0;
+        return takeAtOnce(t, size(n), true) ? 1 : 0;
     }
 
     public int release(int t) {

@@ -1,23 +1,80 @@
 package io.refpool.sync;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
- * The real {@link AsyncSemaphore} behind the Lincheck tests, with the role each Lincheck thread
- * plays: idle, holder of permits taken without waiting, or holder of an acquire future (waiting or
- * granted). Every operation is non-blocking; one that does not apply to the thread's current role
- * answers {@link #NOT_APPLICABLE} and changes nothing, as in {@link SemaphoreSpec}.
+ * The real primitive behind the Lincheck tests, with the role each Lincheck thread plays: idle,
+ * holder of permits taken without waiting, or holder of an acquire future (waiting or granted).
+ * Every operation is non-blocking; one that does not apply to the thread's current role answers
+ * {@link #NOT_APPLICABLE} and changes nothing, as in {@link SemaphoreSpec}. A mutex is the
+ * semaphore of one permit: the size of its requests does not apply to it.
  */
-final class SemaphoreRoles {
+abstract class AcquireRoles {
     static final int NOT_APPLICABLE = -1;
-    static final int SLOTS = MutexRoles.SLOTS;
-    static final int MAX_PERMITS = 2;
+    /** Lincheck numbers parallel threads from 1; 0 and the last are the init and post parts. */
+    static final int SLOTS = 8;
 
-    private final AsyncSemaphore semaphore = new AsyncSemaphore(MAX_PERMITS);
     private final int[] heldWithoutWaiting = new int[SLOTS];
 
     @SuppressWarnings("unchecked")
     private final CompletableFuture<Guard>[] acquired = new CompletableFuture[SLOTS];
+
+    abstract boolean tryTake(int n);
+
+    abstract CompletionStage<Guard> acquireStage(int n);
+
+    abstract void giveBack(int n);
+
+    abstract int availablePermits();
+
+    static AcquireRoles of(AsyncMutex mutex) {
+        return new AcquireRoles() {
+            @Override
+            boolean tryTake(int n) {
+                return mutex.tryLock();
+            }
+
+            @Override
+            CompletionStage<Guard> acquireStage(int n) {
+                return mutex.acquire();
+            }
+
+            @Override
+            void giveBack(int n) {
+                mutex.unlock();
+            }
+
+            @Override
+            int availablePermits() {
+                return mutex.isLocked() ? 0 : 1;
+            }
+        };
+    }
+
+    static AcquireRoles of(AsyncSemaphore semaphore) {
+        return new AcquireRoles() {
+            @Override
+            boolean tryTake(int n) {
+                return semaphore.tryAcquirePermits(n);
+            }
+
+            @Override
+            CompletionStage<Guard> acquireStage(int n) {
+                return semaphore.acquire(n);
+            }
+
+            @Override
+            void giveBack(int n) {
+                semaphore.release(n);
+            }
+
+            @Override
+            int availablePermits() {
+                return semaphore.availablePermits();
+            }
+        };
+    }
 
     private boolean idle(int t) {
         return heldWithoutWaiting[t] == 0 && acquired[t] == null;
@@ -28,19 +85,22 @@ final class SemaphoreRoles {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        if (semaphore.tryAcquirePermits(n)) {
+        if (tryTake(n)) {
             heldWithoutWaiting[t] = n;
             return 1;
         }
         return 0;
     }
 
-    /** {@return 0 once the acquire is issued}; whether it was granted shows in later operations. */
+    /**
+     * {@return 0 once the acquire is issued}; whether it was granted shows in later operations,
+     * since a waiter may be granted by a concurrent release before {@code acquire} returns.
+     */
     int acquire(int t, int n) {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        acquired[t] = semaphore.acquire(n).toCompletableFuture();
+        acquired[t] = acquireStage(n).toCompletableFuture();
         return 0;
     }
 
@@ -61,7 +121,7 @@ final class SemaphoreRoles {
         if (!idle(t)) {
             return NOT_APPLICABLE;
         }
-        CompletableFuture<Guard> f = semaphore.acquire(n).toCompletableFuture();
+        CompletableFuture<Guard> f = acquireStage(n).toCompletableFuture();
         acquired[t] = f;
         return settleCancel(t, f, f.cancel(true)) ? 0 : 1;
     }
@@ -85,7 +145,7 @@ final class SemaphoreRoles {
         int n = heldWithoutWaiting[t];
         if (n > 0) {
             heldWithoutWaiting[t] = 0;
-            semaphore.release(n);
+            giveBack(n);
             return 1;
         }
         CompletableFuture<Guard> f = acquired[t];
@@ -98,9 +158,5 @@ final class SemaphoreRoles {
         acquired[t] = null;
         f.join().close();
         return 1;
-    }
-
-    int availablePermits() {
-        return semaphore.availablePermits();
     }
 }
