@@ -8,12 +8,15 @@ package io.refpool.core;
  * try {
  *     handle = pool.acquire(key);
  * } catch (CapacityExhaustedException full) {
- *     handle = pool.acquireAsync(key, token).toCompletableFuture().join();  // waits in line
+ *     handle = pool.acquire(key, Duration.ofSeconds(5)); // waits in line, the attachment suspended
  * }
  * }</pre>
  *
- * <p>An attached acquire never blocks on capacity: it would wait while holding the gate that the
- * releases it waits for need. {@link RefPool#acquireAsync} waits, in line, without being attached.
+ * <p>An attached {@code acquire(key)} never blocks on capacity: it would wait while holding the gate
+ * that the releases it waits for need. {@link RefPool#acquire(Object, java.time.Duration)} waits in
+ * line with the thread's attachment suspended, and {@link RefPool#acquireAsync} waits without a
+ * thread. Do not block on {@code acquireAsync}'s stage while attached: in {@code EXCLUSIVE} mode the
+ * release it waits for needs the gate the blocked thread holds.
  */
 public class CapacityExhaustedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;

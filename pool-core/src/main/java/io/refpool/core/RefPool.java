@@ -323,6 +323,42 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * Opens a handle to the object of {@code key}, waiting at most {@code timeout} for capacity (in
+     * line, FIFO), for a creation under way and for the gate. Unlike {@link #acquire(Object)} it
+     * needs no attachment; an attached caller's attachment is suspended while it waits, as {@link
+     * Attachment#detached} does, so that the releases it waits for can run, and it is attached again,
+     * at the same depth, when this returns.
+     *
+     * <pre>{@code
+     * try (Attachment attached = pool.attach();
+     *         Handle<Session> session = pool.acquire("tenant-7", Duration.ofSeconds(2))) {
+     *     session.get().query("select 1");
+     * }
+     * }</pre>
+     *
+     * @param key the key
+     * @param timeout how long to wait, positive
+     * @return a new handle
+     * @throws io.refpool.sync.WaitTimeoutException if the time ran out (it names the key and the
+     *     pool); nothing is held
+     * @throws java.util.concurrent.CancellationException if the thread was interrupted while waiting
+     *     (the interrupt status is kept); nothing is held
+     * @throws PoolClosedException if the pool is closed
+     * @throws ObjectCreationException if the factory threw a checked exception (its cause)
+     * @throws RuntimeException what the factory threw
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    public Handle<V> acquire(K key, Duration timeout) {
+        if (!isAttached()) {
+            return Waits.await(acquireAsync(key, timeout));
+        }
+        try (Attachment level = attach()) { // nested: its detached() suspends every level of the thread
+            return level.detached(() -> Waits.await(acquireAsync(key, timeout)));
+        }
+    }
+
+    /**
      * Opens a handle to the object of {@code key} from any thread, attaching as needed and waiting
      * in line (FIFO, detached) for capacity. A caller that cancels or completes the returned future
      * itself (with {@code orTimeout}, say) ends the wait as the token would; a handle that arrives

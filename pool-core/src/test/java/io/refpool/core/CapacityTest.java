@@ -104,6 +104,54 @@ class CapacityTest {
         assertEquals(List.of(), engine.errors);
     }
 
+    /** The sample of {@link CapacityExhaustedException}'s javadoc, in every mode: it returns once a permit frees. */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void theCapacityExhaustedSampleWaitsWithItsAttachmentSuspended(AttachMode mode) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(mode).maxObjects(1));
+        Handle<Session> a = acquireAttached(pool, "a"); // the one permit
+        TestKit.Forked<String> sample = TestKit.fork("sample", () -> {
+            try (Attachment attached = pool.attach()) {
+                Handle<Session> handle;
+                try {
+                    handle = pool.acquire("b");
+                } catch (CapacityExhaustedException full) {
+                    handle = pool.acquire("b", Duration.ofSeconds(30)); // waits in line, the attachment suspended
+                }
+                try (Handle<Session> held = handle) {
+                    assertTrue(pool.isAttached(), "attached again when the wait returned");
+                    return held.get().key;
+                }
+            }
+        });
+        TestKit.awaitParked(sample.thread);
+        TestKit.forkRun("closer", a::close).join(); // off attachment: its release needs the gate
+        assertEquals("b", sample.join());
+        pool.close();
+        assertEquals(List.of(), engine.violations);
+    }
+
+    @Test
+    void aTimedAcquireTimesOutNamingTheKeyAndThePoolAndHoldsNothing() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(
+                engine.builder().name("tenants").attachMode(AttachMode.SHARED).maxObjects(1));
+        Handle<Session> a = acquireAttached(pool, "a");
+        io.refpool.sync.WaitTimeoutException timedOut = assertThrows(
+                io.refpool.sync.WaitTimeoutException.class, () -> pool.acquire("b", Duration.ofMillis(20)));
+        assertTrue(timedOut.getMessage().contains("'b'"), timedOut.getMessage());
+        assertTrue(timedOut.getMessage().contains("pool 'tenants'"), timedOut.getMessage());
+        assertEquals(0, pool.stats().capacityWaiters());
+        pool.attached(() -> {
+            a.close();
+            return null;
+        });
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+    }
+
     @Test
     void waitersAreServedFifoAsObjectsFreeUp() throws Exception {
         Engine engine = new Engine();
