@@ -26,7 +26,9 @@ import java.util.concurrent.CompletionStage;
  * the count at once; closing anywhere else enqueues a pending decrement that the next attach applies.
  *
  * <p><b>Sections.</b> {@link #exclusive()} takes the object's own FIFO lock, shared by every handle
- * to that object; different objects never contend. Take it while attached, and never wait to attach
+ * to that object; different objects never contend. Take it while attached (the blocking forms refuse
+ * an unattached thread while the pool is open; after close nobody can attach, and they need no
+ * attachment), and never wait to attach
  * (or for {@code pool.exclusive()}) while holding one: a section stays held while its thread waits.
  * To hold two objects' sections at once, use {@code pool.call(K, K, BiFunction)}, which takes them
  * in one global order; any other nesting of sections across objects is the caller's order to keep.
@@ -55,8 +57,9 @@ public interface Handle<V> extends AutoCloseable {
      * the object lives until the guard closes too.
      *
      * @return the guard; its {@code close()} releases the section, once
-     * @throws IllegalStateException if this handle is closed, or the calling thread already holds
-     *     this object's section (a second hold would wait for itself)
+     * @throws IllegalStateException if this handle is closed, the calling thread is not attached to
+     *     the open pool, or it already holds this object's section (a second hold would wait for
+     *     itself)
      * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
      *     interrupt status is kept)
      */
@@ -68,8 +71,9 @@ public interface Handle<V> extends AutoCloseable {
      * @param token cancels the wait
      * @return the guard
      * @throws IllegalStateException as for {@link #exclusive()}
-     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
-     *     interrupted while waiting; nothing is held
+     * @throws java.util.concurrent.CancellationException if the token is cancelled (before the
+     *     call too, whether or not the section is free) or the thread interrupted while waiting;
+     *     nothing is held
      * @throws NullPointerException if {@code token} is null
      */
     Guard exclusive(CancellationToken token);
@@ -87,8 +91,7 @@ public interface Handle<V> extends AutoCloseable {
      * @return the guard; its {@code close()} releases the section, once
      * @throws io.refpool.sync.WaitTimeoutException if the section was not free in time (it names the
      *     key and the pool)
-     * @throws IllegalStateException if this handle is closed, or the calling thread holds the
-     *     section already
+     * @throws IllegalStateException as for {@link #exclusive()}
      * @throws IllegalArgumentException if {@code timeout} is not positive
      */
     Guard exclusive(Duration timeout);

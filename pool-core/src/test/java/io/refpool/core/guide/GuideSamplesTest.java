@@ -44,8 +44,13 @@ import org.junit.jupiter.api.io.TempDir;
 public class GuideSamplesTest {
     private static final Path GUIDE = Path.of("../docs/guide.md");
     private static final Path PACKAGE = Path.of("src/test/java/io/refpool/core/guide");
-    private static final List<String> SAMPLE_FILES =
-            List.of("LuaTenant.java", "Plugin.java", "TenantHost.java", "Preludes.java", "HostExample.java");
+    private static final List<String> SAMPLE_FILES = List.of(
+            "LuaTenant.java",
+            "Plugin.java",
+            "TenantHost.java",
+            "Preludes.java",
+            "HostExample.java",
+            "TenantState.java");
 
     private final List<LuaTenant> opened = new CopyOnWriteArrayList<>();
     private final TenantHost host = new TenantHost(opened::add);
@@ -68,6 +73,36 @@ public class GuideSamplesTest {
         assertEquals(2, host.trim(), "both idle interpreters closed");
         assertEquals(0, host.settledStats().idle());
         assertEquals(3, opened.size());
+    }
+
+    @Test
+    void aTenantsStateSavedOnCloseAndRestoredOnOpenLosesNoIncrement() throws Exception {
+        try (TenantState tenants = new TenantState()) {
+            String[] names = {"acme", "globex", "initech"};
+            List<TestKit.Forked<Void>> plugins = new ArrayList<>();
+            for (int p = 0; p < 2; p++) {
+                plugins.add(TestKit.forkRun("plugin-" + p, () -> {
+                    for (int i = 0; i < 300; i++) {
+                        tenants.increment(names[i % names.length]);
+                    }
+                }));
+            }
+            TestKit.Forked<Void> trimmer = TestKit.forkRun("trimmer", () -> {
+                for (int i = 0; i < 300; i++) {
+                    tenants.trim(); // each trim closes the idle interpreters: their state is saved
+                }
+            });
+            for (TestKit.Forked<Void> plugin : plugins) {
+                plugin.join();
+            }
+            trimmer.join();
+            tenants.close();
+            long total = 0;
+            for (String name : names) {
+                total += tenants.saved(name);
+            }
+            assertEquals(600, total, "every increment reached the saved state");
+        }
     }
 
     @Test
