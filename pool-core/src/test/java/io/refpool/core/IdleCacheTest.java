@@ -203,7 +203,9 @@ class IdleCacheTest {
                 session -> disposingThreads.add(Thread.currentThread().getName());
         RefPool<String, Session> pool = engine.build(engine.builder()
                 .drainDelay(Duration.ofMillis(10))
-                .idle(cache -> cache.expireAfterAccess(Duration.ofMillis(50))));
+                // long enough that the test thread has detached before it passes, even on a loaded
+                // machine: after that only the drainer applies the eviction
+                .idle(cache -> cache.expireAfterAccess(Duration.ofMillis(500))));
         idle(pool, "a");
 
         eventually().until(() -> pool.stats().disposals() == 1);
