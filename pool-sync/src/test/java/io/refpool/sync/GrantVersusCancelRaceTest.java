@@ -59,18 +59,23 @@ class GrantVersusCancelRaceTest {
             throws Exception {
         Primitive.Subject lock = primitive.create();
         int owned = 0;
+        int rounds = 0;
         try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
-            for (int round = 0; round < ROUNDS; round++) {
-                lock.hold();
-                CancellationSource source = new CancellationSource();
-                CompletableFuture<Guard> waiter = waiting(withToken ? lock.acquire(source.token()) : lock.acquire());
-                CompletableFuture<Guard> next = waiting(lock.acquireNext());
-                AtomicBoolean cancelWon = new AtomicBoolean();
-                racer.race(lock::release, () -> cancelWon.set(cancel.test(waiter, source)), round % 64 - 32);
-                owned += checkExactlyOneOutcome(name, round, lock, waiter, next, cancelWon.get()) ? 1 : 0;
+            // a loaded machine can tilt a run of rounds one way: up to three runs to see both outcomes
+            for (int run = 0; run < 3 && (rounds == 0 || owned == 0 || owned == rounds); run++) {
+                for (int round = 0; round < ROUNDS; round++, rounds++) {
+                    lock.hold();
+                    CancellationSource source = new CancellationSource();
+                    CompletableFuture<Guard> waiter =
+                            waiting(withToken ? lock.acquire(source.token()) : lock.acquire());
+                    CompletableFuture<Guard> next = waiting(lock.acquireNext());
+                    AtomicBoolean cancelWon = new AtomicBoolean();
+                    racer.race(lock::release, () -> cancelWon.set(cancel.test(waiter, source)), round % 64 - 32);
+                    owned += checkExactlyOneOutcome(name, round, lock, waiter, next, cancelWon.get()) ? 1 : 0;
+                }
             }
         }
-        SyncTesting.assertBothOutcomes(name, owned, ROUNDS);
+        SyncTesting.assertBothOutcomes(name, owned, rounds);
         lock.assertFreeAndUsable();
     }
 
