@@ -173,11 +173,7 @@ final class Acquirer<K, V> {
         }
         Entry<K, V> entry = core.slots.entry(key);
         if (entry != null) {
-            int before = entry.tryRetain();
-            if (before >= 0) {
-                if (before == 0) {
-                    core.revived(entry);
-                }
+            if (entry.retainLive(core.counters) >= 0) {
                 return CompletableFuture.completedStage(core.newHandle(entry, null));
             }
         }

@@ -1,7 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
-import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
 import io.refpool.sync.AsyncSemaphore;
@@ -114,11 +112,11 @@ final class Capacity<K, V> {
             if (permit.isPresent()) {
                 return permit.get();
             }
-            if (reclaimOneIdle()) {
+            if (core.endOfLife.reclaimOneIdle()) {
                 continue;
             }
             if (drained) {
-                if (reclaimUncached()) { // last, before refusing: idle objects the cache does not show
+                if (core.endOfLife.reclaimUncached()) { // last, before refusing: idle objects the cache does not show
                     continue;
                 }
                 return null;
@@ -129,70 +127,6 @@ final class Capacity<K, V> {
                 idle.cleanUp(); // expired entries not yet evicted are invisible to the reclaim
             }
             core.releases.applyAll(s);
-        }
-    }
-
-    private boolean reclaimOneIdle() {
-        IdleTier<K, V> idle = core.idle;
-        if (idle == null) {
-            return false;
-        }
-        return idle.claimOne(candidate -> {
-            Entry<K, V> entry = core.slots.byIdentity(candidate);
-            return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
-        });
-    }
-
-    /**
-     * Reclaims an idle object the cache does not show: one whose entry the cache lost track of (a
-     * key whose {@code hashCode} threw inside the cache's maintenance leaves the entry out of its
-     * policy, and once past its expiry out of its iteration too). A scan of the slots, run only by
-     * an acquire about to refuse for capacity; an object whose releaser is idling it right now is
-     * left to that releaser, which sees the line.
-     */
-    private boolean reclaimUncached() {
-        boolean[] reclaimed = {false};
-        core.slots.forEachEntry(entry -> {
-            if (!reclaimed[0] && entry.count() == 0 && !entry.isIdling()) {
-                reclaimed[0] = reclaim(entry);
-            }
-        });
-        return reclaimed[0];
-    }
-
-    private boolean reclaim(Entry<K, V> entry) {
-        if (!entry.tryDispose(DisposalCause.CAPACITY)) { // revived, or disposed already
-            return false;
-        }
-        if (core.idle != null) { // the scan of the slots runs without an idle cache too
-            core.idle.remove(entry);
-        }
-        core.counters.evicted(EvictionCause.CAPACITY);
-        core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
-        return true;
-    }
-
-    /** The last reference went: idle the object, or dispose it for the line. */
-    void reachedZero(Entry<K, V> entry, AttachState s) {
-        core.hook(PoolHooks.Point.REACHED_ZERO);
-        core.counters.reachedZero();
-        IdleTier<K, V> idle = core.idle;
-        if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
-            core.control.disposeIdle(entry, s, DisposalCause.INVALIDATED);
-        } else if (core.isClosed()) {
-            core.disposals.claim(entry, s, DisposalCause.CLOSED); // close emptied the cache already
-        } else if (waiters() > 0) {
-            if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
-                // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
-                // a disposed one left there would hold a place of the bound until the cache evicts it
-                core.control.disposeIdle(entry, s, DisposalCause.CAPACITY);
-            }
-        } else if (idle == null || !idle.idle(entry)) { // no cache, or the cache refused it
-            core.disposals.claim(entry, s, DisposalCause.RELEASED);
-        } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s, DisposalCause.CAPACITY)) {
-            // a waiter came meanwhile and may have looked for idle objects before the put: either it
-            // sees this object in the cache, or this thread sees it in line
-            idle.remove(entry);
         }
     }
 
@@ -214,35 +148,8 @@ final class Capacity<K, V> {
         }
     }
 
-    /**
-     * {@return whether waiters for its own key took {@code entry}, which this thread's release moved
-     * to count 0} (false: nobody in line wants it, and it is still this thread's to settle). The
-     * first waiter revives it, the others share it.
-     */
-    private boolean servedAtZero(Entry<K, V> entry) {
-        boolean mine = true; // whether settling count 0 is still up to this thread
-        for (LineWaiter<K, V> waiter; (waiter = nextWaiting(entry.key)) != null; ) {
-            int before = entry.tryRetain();
-            if (before < 0) {
-                return true; // a capacity reclaim disposed it meanwhile: nothing left to settle
-            }
-            if (before == 0) {
-                core.revived(entry);
-            }
-            if (serve(waiter, entry)) {
-                mine = false; // the waiter's reference now: its last release settles the next 0
-            } else {
-                mine = entry.release() == 0; // the wait ended first; at 0 again it is this thread's again
-                if (mine) {
-                    core.counters.reachedZero();
-                }
-            }
-        }
-        return !mine;
-    }
-
     /** Hands {@code waiter} the reference the caller took for it; {@return false} if its wait ended first. */
-    private boolean serve(LineWaiter<K, V> waiter, Entry<K, V> entry) {
+    boolean serve(LineWaiter<K, V> waiter, Entry<K, V> entry) {
         if (!waiter.serve(entry)) {
             return false;
         }
@@ -251,7 +158,7 @@ final class Capacity<K, V> {
     }
 
     /** {@return the first waiter in line for {@code key} whose wait has not ended, taken out of the line} */
-    private LineWaiter<K, V> nextWaiting(Object key) {
+    LineWaiter<K, V> nextWaiting(Object key) {
         Object[] next = {null};
         try {
             lineByKey.computeIfPresent(key, (k, line) -> {
@@ -343,11 +250,7 @@ final class Capacity<K, V> {
         core.hook(PoolHooks.Point.CAPACITY_QUEUED);
         Entry<K, V> live = core.slots.entry(key); // published before this waiter joined the line
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
-            int before = live.tryRetain();
-            if (before >= 0) {
-                if (before == 0) {
-                    core.revived(live);
-                }
+            if (live.retainLive(core.counters) >= 0) {
                 if (!serve(waiter, live)) {
                     core.release(live, null); // the wait ended meanwhile
                 }
@@ -357,7 +260,7 @@ final class Capacity<K, V> {
             // an object may have idled after this acquirer's attempt looked for idle objects and
             // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now
             core.attacher.attachAsync(CancellationToken.none(), false, attachment -> {
-                while (waiters() > 0 && reclaimOneIdle()) {
+                while (waiters() > 0 && core.endOfLife.reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
                 }
                 return null;
@@ -367,7 +270,7 @@ final class Capacity<K, V> {
     }
 
     /** One {@code acquireAsync} in line for a permit, which a live object of its key may serve instead. */
-    private static final class LineWaiter<K, V> {
+    static final class LineWaiter<K, V> {
         private static final Object WAITING = new Object();
         private static final Object SETTLED = new Object();
 

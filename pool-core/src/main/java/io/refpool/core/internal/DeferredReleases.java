@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
 import java.util.ArrayList;
@@ -21,8 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  *   release            applied as
  *   Entry              a plain decrement of whatever the count is then (a key acquired again in
- *                      between stays live); at 0, {@link Capacity#reachedZero} idles or disposes it
+ *                      between stays live); at 0, {@link EndOfLife#reachedZero} idles or disposes it
  *   Eviction           a disposal, if the object is still idle from the spell that was evicted
+ *                      ({@link EndOfLife#applyEviction})
  *
  *   flag       to       by
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
@@ -219,9 +219,9 @@ final class DeferredReleases<K, V> {
                 for (Release item : batch) {
                     try {
                         if (item instanceof Eviction) {
-                            applyEviction((Eviction<K, V>) item, s);
+                            core.endOfLife.applyEviction((Eviction<K, V>) item, s);
                         } else if (((Entry<K, V>) item).release() == 0) {
-                            core.capacity.reachedZero((Entry<K, V>) item, s);
+                            core.endOfLife.reachedZero((Entry<K, V>) item, s);
                         }
                     } catch (Entry.DoubleRelease e) {
                         core.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, null, e.getMessage(), e);
@@ -235,50 +235,6 @@ final class DeferredReleases<K, V> {
             event.pool = core.name();
             event.batchSize = batch.size();
             event.commit();
-        }
-    }
-
-    /**
-     * Applies the cache's eviction of an object. Idle since the cache decided (for expiry: since the
-     * cache took it, whose clock runs from that put): disposed. Idle but used since: put back, so the
-     * policy sees it anew. Live: the cache has let go of it, and its next idle puts it again. The
-     * spell, not the cache, decides: Caffeine calls the listener inside its removal, so a drain in that
-     * window must not ask the cache.
-     */
-    private void applyEviction(Eviction<K, V> eviction, AttachState s) {
-        Entry<K, V> entry = eviction.entry();
-        int cachedSpell = entry.uncache(); // from here a releaser puts it again itself
-        if (entry.count() != 0) {
-            return; // live, or disposed already
-        }
-        int idleSince = eviction.cause() == EvictionCause.EXPIRED ? cachedSpell : eviction.spell();
-        if (entry.idleSpell() == idleSince) {
-            if (core.disposals.claim(entry, s, disposalCause(eviction.cause()))) {
-                core.counters.evicted(eviction.cause());
-                // no disposed object stays cached: a releaser's put may have raced the claim (a put
-                // this misses sees the claim itself: IdleTier.put), and after an expiry a put that
-                // found the object's own entry expired may have taken that entry over (Caffeine
-                // reports the expiry and keeps the entry for the new value, the same object), which
-                // the object's mark does not show: the cache is asked (a remove allocates, so only then)
-                if (entry.isCached() || eviction.cause() == EvictionCause.EXPIRED) {
-                    core.idle.remove(entry);
-                }
-            }
-        } else if (!core.idle.putAgain(entry)) {
-            core.disposals.claim(entry, s, disposalCause(eviction.cause()));
-        }
-    }
-
-    private static DisposalCause disposalCause(EvictionCause cause) {
-        switch (cause) {
-            case EXPIRED:
-                return DisposalCause.EXPIRED;
-            case COLLECTED:
-                return DisposalCause.COLLECTED;
-            case CAPACITY:
-                return DisposalCause.CAPACITY;
-            default:
-                return DisposalCause.SIZE;
         }
     }
 }

@@ -13,10 +13,10 @@ import java.util.concurrent.CancellationException;
  * <pre>
  *   object        to                    by
  *   live          retired (vacated)     invalidate: the slot lets go, holders keep it; disposed by
- *                                       the release that brings it to 0 (Capacity.reachedZero); its
+ *                                       the release that brings it to 0 (EndOfLife.reachedZero); its
  *                                       successor may exist before it is disposed
  *   idle          DISPOSED              invalidate or clearIdle: the claim from exactly 0
- *                                       ({@link #disposeIdle}), then out of the cache, then disposed;
+ *                                       ({@link EndOfLife#disposeIdle}), then out of the cache, then disposed;
  *                                       the slot keeps it until its disposer returns
  * </pre>
  */
@@ -70,8 +70,8 @@ public final class LifecycleControl<K, V> {
             }
             // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
             // object waits for it; in use: the slot lets go at once, so new acquires get a new object
-            // while the holders keep this one, disposed when its count reaches 0 (Capacity.reachedZero)
-            if (!disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
+            // while the holders keep this one, disposed when its count reaches 0 (EndOfLife.reachedZero)
+            if (!core.endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
                 core.slots.vacate(entry);
             }
             return true;
@@ -89,35 +89,10 @@ public final class LifecycleControl<K, V> {
         AttachState s = core.attacher.enterClosure("clearIdle()");
         int level = s.depth;
         try {
-            int[] cleared = {0};
-            core.slots.forEachEntry(entry -> {
-                if (entry.count() == 0 && disposeIdle(entry, s, DisposalCause.CLEARED)) {
-                    cleared[0]++;
-                }
-            });
-            return cleared[0];
+            return core.endOfLife.clearIdle(s);
         } finally {
             core.attacher.exitClosure(s, level);
         }
-    }
-
-    /**
-     * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
-     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}). The
-     * cache is asked, not the object's mark: an entry can hold the object while it is marked
-     * uncached (see {@code IdleTier}).
-     *
-     * @return whether this call claimed it (false: revived, or disposed already)
-     */
-    boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
-        if (!entry.tryDispose(cause)) {
-            return false;
-        }
-        if (core.idle != null) {
-            core.idle.remove(entry);
-        }
-        core.disposals.disposeClaimedInLoop(entry, s);
-        return true;
     }
 
     /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */

@@ -2,7 +2,6 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
-import io.refpool.core.DisposalCause;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
@@ -34,7 +33,9 @@ import java.util.function.Function;
  *   {@link Entry}              an object's reference count and idle spells
  *   {@link IdleTier}           the Caffeine idle cache
  *   {@link Capacity}           permits, the line of waiters, the waiter-versus-idle race
- *   {@link Disposals}          the claim, the per-thread work list, the disposer call
+ *   {@link EndOfLife}          every way out of "live": count 0, eviction, disposal on demand,
+ *                              capacity reclaim, close; the one claim of an object for disposal
+ *   {@link Disposals}          the per-thread work list of claimed objects, the disposer call
  *   {@link LeakTracker}        handles that become unreachable while open
  *   {@link LifecycleControl}   flush, invalidate and clearIdle: retiring objects on demand
  *
@@ -44,11 +45,11 @@ import java.util.function.Function;
  * </pre>
  *
  * <p>A handle closed on an attached thread decrements now; anywhere else it enqueues a pending
- * decrement, applied by the next attach or the drainer. At count 0 {@link Capacity#reachedZero}
+ * decrement, applied by the next attach or the drainer. At count 0 {@link EndOfLife#reachedZero}
  * idles the object or disposes it. Applying a deferred decrement is a plain decrement of whatever the
  * count is then, so a key acquired again in between stays live.
  */
-public final class PoolCore<K, V> {
+public final class PoolCore<K, V> implements PoolState {
     static final ErrorListener LOGGING_LISTENER = new ErrorListener() {
         private final System.Logger log = System.getLogger("io.refpool");
 
@@ -76,6 +77,7 @@ public final class PoolCore<K, V> {
     final IdleTier<K, V> idle;
     final Capacity<K, V> capacity;
     final Disposals<K, V> disposals;
+    final EndOfLife<K, V> endOfLife;
     final Attacher<K, V> attacher;
     private final Acquirer<K, V> acquirer;
 
@@ -110,6 +112,7 @@ public final class PoolCore<K, V> {
         this.idle = config.idle() == null ? null : new IdleTier<>(this, config.idle());
         this.capacity = new Capacity<>(this, config.maxObjects());
         this.disposals = new Disposals<>(this, config.disposer());
+        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
         this.attacher = new Attacher<>(this, config.attachMode());
         this.acquirer = new Acquirer<>(this);
         this.strictAccess = config.strictAccess();
@@ -137,16 +140,13 @@ public final class PoolCore<K, V> {
         return closing.token();
     }
 
+    @Override
     public boolean isClosed() {
         return lifecycle.get() != OPEN;
     }
 
-    /** {@return "{@code operation} on closed pool 'name'"}, the message of a call refused after close */
-    String onClosedPool(String operation) {
-        return operation + " on closed pool '" + name + "'";
-    }
-
     /** {@return the pool's name}, as the builder set it or a generated one */
+    @Override
     public String name() {
         return name;
     }
@@ -175,7 +175,8 @@ public final class PoolCore<K, V> {
         this.hooks = hooks;
     }
 
-    void hook(PoolHooks.Point point) {
+    @Override
+    public void hook(PoolHooks.Point point) {
         PoolHooks h = hooks;
         if (h != null) {
             h.at(point);
@@ -244,11 +245,7 @@ public final class PoolCore<K, V> {
         if (lifecycle.get() == OPEN) {
             Entry<K, V> entry = slots.entry(key);
             if (entry != null) {
-                int before = entry.tryRetain();
-                if (before >= 0) {
-                    if (before == 0) {
-                        revived(entry);
-                    }
+                if (entry.retainLive(counters) >= 0) {
                     return entry;
                 }
             }
@@ -267,11 +264,6 @@ public final class PoolCore<K, V> {
 
     CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, io.refpool.sync.Guard permit) {
         return acquirer.acquireWithPermit(key, token, permit);
-    }
-
-    /** An acquire took an idle object back (count 0 to 1); the cache keeps its entry (see IdleTier). */
-    void revived(Entry<K, V> entry) {
-        counters.idleHits.increment();
     }
 
     /** {@return a new handle to {@code entry}, whose reference the caller already took} */
@@ -301,11 +293,12 @@ public final class PoolCore<K, V> {
             return;
         }
         if (after == 0) {
-            capacity.reachedZero(entry, s);
+            endOfLife.reachedZero(entry, s);
         }
     }
 
-    void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
+    @Override
+    public void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
         PoolError error = new PoolError(kind, key, message, cause);
         try {
             errors.onError(error);
@@ -364,16 +357,7 @@ public final class PoolCore<K, V> {
         try {
             AttachState s = attacher.state();
             releases.applyAll(s); // also releases whose flag is still in flight
-            if (idle != null) {
-                idle.clear(); // EXPLICIT: the loop below disposes what was idle
-            }
-            disposals.batch(
-                    s,
-                    () -> slots.forEachEntry(entry -> {
-                        if (entry.tryDispose(DisposalCause.CLOSED)) {
-                            s.disposals.add(entry);
-                        }
-                    }));
+            endOfLife.disposeAllAtClose(s);
             leaks.reportOpenAtClose(slots);
         } finally {
             attached.close();

@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
 import io.refpool.core.ObjectCreationException;
 import io.refpool.core.ObjectFactory;
 import io.refpool.core.PoolClosedException;
@@ -105,11 +104,7 @@ final class SlotTable<K, V> {
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
-                int before = entry.tryRetain();
-                if (before >= 0) {
-                    if (before == 0) {
-                        core.revived(entry);
-                    }
+                if (entry.retainLive(core.counters) >= 0) {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
@@ -210,9 +205,7 @@ final class SlotTable<K, V> {
             slots.replace(key, creation, entry);
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
             abandon(key, creation, keyFailed);
-            entry.release();
-            core.counters.reachedZero();
-            core.disposals.claim(entry, s, DisposalCause.CREATION_FAILED);
+            core.endOfLife.unpublishable(entry, s);
             throw unchecked(keyFailed);
         }
         creation.complete(entry);
