@@ -65,7 +65,46 @@ import java.util.concurrent.atomic.AtomicReference;
  * object holds a permit.
  */
 final class Capacity<K, V> {
-    private final PoolCore<K, V> core;
+    /**
+     * How a creation gets a permit when none is free: by disposing idle objects ({@link EndOfLife}),
+     * and by applying queued releases, whose objects hold permits too.
+     */
+    interface Reclaimer {
+        /** {@return whether an idle object the cache holds was disposed, its permit freed} */
+        boolean reclaimOneIdle();
+
+        /** {@return whether an idle object the cache does not show was disposed, its permit freed} */
+        boolean reclaimUncached();
+
+        /** Evicts what has expired and applies every queued release; the thread is attached. */
+        void applyPending(AttachState s);
+    }
+
+    /** What a waiter in line asks of its acquirer: the key's object now, and how to finish either way. */
+    interface Exits<K, V> {
+        /** {@return the key's entry now, or {@code null}} */
+        Entry<K, V> current(K key);
+
+        /** Finishes a waiter served by sharing its key's object, with a reference taken for it. */
+        CompletionStage<Handle<V>> served(Entry<K, V> entry);
+
+        /** Finishes a waiter granted a permit: acquires its key with it. */
+        CompletionStage<Handle<V>> granted(Guard permit);
+
+        /** Gives back a reference taken for a waiter whose wait ended meanwhile, from any thread. */
+        void giveBack(Entry<K, V> entry);
+    }
+
+    private final PoolState pool;
+    private final PoolCounters counters;
+    /** Cancelled when the pool closes: ends every wait in line. */
+    private final CancellationToken closing;
+
+    private final Attacher<K, V> attacher;
+    private final Reclaimer reclaimer;
+    /** Whether the pool has an idle cache, whose objects a waiter reclaims once it is counted. */
+    private final boolean cached;
+
     private final int maxObjects;
     /** {@code null} when unbounded. */
     private final AsyncSemaphore permits;
@@ -74,8 +113,20 @@ final class Capacity<K, V> {
     /** The same acquirers by key, in the order they joined; a key leaves the map with its last waiter. */
     private final ConcurrentHashMap<Object, ArrayDeque<LineWaiter<K, V>>> lineByKey = new ConcurrentHashMap<>();
 
-    Capacity(PoolCore<K, V> core, int maxObjects) {
-        this.core = core;
+    Capacity(
+            PoolState pool,
+            PoolCounters counters,
+            CancellationToken closing,
+            Attacher<K, V> attacher,
+            Reclaimer reclaimer,
+            boolean cached,
+            int maxObjects) {
+        this.pool = pool;
+        this.counters = counters;
+        this.closing = closing;
+        this.attacher = attacher;
+        this.reclaimer = reclaimer;
+        this.cached = cached;
         this.maxObjects = maxObjects;
         this.permits = maxObjects == Integer.MAX_VALUE ? null : new AsyncSemaphore(maxObjects);
     }
@@ -112,21 +163,17 @@ final class Capacity<K, V> {
             if (permit.isPresent()) {
                 return permit.get();
             }
-            if (core.endOfLife.reclaimOneIdle()) {
+            if (reclaimer.reclaimOneIdle()) {
                 continue;
             }
             if (drained) {
-                if (core.endOfLife.reclaimUncached()) { // last, before refusing: idle objects the cache does not show
+                if (reclaimer.reclaimUncached()) { // last, before refusing: idle objects the cache does not show
                     continue;
                 }
                 return null;
             }
             drained = true;
-            IdleTier<K, V> idle = core.idle;
-            if (idle != null) {
-                idle.cleanUp(); // expired entries not yet evicted are invisible to the reclaim
-            }
-            core.releases.applyAll(s);
+            reclaimer.applyPending(s); // expired entries not yet evicted are invisible to the reclaim
         }
     }
 
@@ -194,13 +241,13 @@ final class Capacity<K, V> {
      * Waits in line for a permit, detached, then acquires {@code key} with it; or shares the key's
      * object if the key gets one meanwhile.
      */
-    CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token) {
-        if (core.isClosed()) {
+    CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token, Exits<K, V> exits) {
+        if (pool.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException(core.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
+                    new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
-        core.hook(PoolHooks.Point.CAPACITY_JOINING);
-        CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
+        pool.hook(PoolHooks.Point.CAPACITY_JOINING);
+        CancellationSource linked = CancellationSource.linkedTo(token, closing);
         LineWaiter<K, V> waiter = new LineWaiter<>(key, linked);
         try {
             lineByKey.compute(key, (k, line) -> {
@@ -229,38 +276,38 @@ final class Capacity<K, V> {
                     linked.close();
                     if (!waiter.settle()) { // served by sharing the key's object; a permit granted meanwhile goes back
                         giveBack(permit);
-                        return CompletableFuture.<Handle<V>>completedStage(core.newHandle(waiter.served(), null));
+                        return exits.served(waiter.served());
                     }
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                        if (core.isClosed() && cause instanceof CancellationException) {
-                            throw new CompletionException(new PoolClosedException("pool '" + core.name()
+                        if (pool.isClosed() && cause instanceof CancellationException) {
+                            throw new CompletionException(new PoolClosedException("pool '" + pool.name()
                                     + "' closed while acquireAsync(" + Keys.describe(key) + ") waited for capacity"));
                         }
                         throw new CompletionException(Timeouts.named(
-                                cause, "capacity for key " + Keys.describe(key) + " in pool '" + core.name() + "'"));
+                                cause, "capacity for key " + Keys.describe(key) + " in pool '" + pool.name() + "'"));
                     }
-                    return core.acquireWithPermit(key, token, permit).whenComplete((handle, attemptFailure) -> {
+                    return exits.granted(permit).whenComplete((handle, attemptFailure) -> {
                         if (attemptFailure != null) {
                             permit.close(); // the attempt ended without an object to hold it
                         }
                     });
                 })
                 .thenCompose(stage -> stage);
-        core.hook(PoolHooks.Point.CAPACITY_QUEUED);
-        Entry<K, V> live = core.slots.entry(key); // published before this waiter joined the line
+        pool.hook(PoolHooks.Point.CAPACITY_QUEUED);
+        Entry<K, V> live = exits.current(key); // published before this waiter joined the line
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
-            if (live.retainLive(core.counters) >= 0) {
+            if (live.retainLive(counters) >= 0) {
                 if (!serve(waiter, live)) {
-                    core.release(live, null); // the wait ended meanwhile
+                    exits.giveBack(live); // the wait ended meanwhile
                 }
             }
         }
-        if (core.idle != null && waiters() > 0) {
+        if (cached && waiters() > 0) {
             // an object may have idled after this acquirer's attempt looked for idle objects and
             // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now
-            core.attacher.attachAsync(CancellationToken.none(), false, attachment -> {
-                while (waiters() > 0 && core.endOfLife.reclaimOneIdle()) {
+            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                while (waiters() > 0 && reclaimer.reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
                 }
                 return null;

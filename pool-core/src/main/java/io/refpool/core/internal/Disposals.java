@@ -23,11 +23,15 @@ import io.refpool.core.PoolError;
  * counts as disposed, its capacity permit given back.
  */
 final class Disposals<K, V> {
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final PoolCounters counters;
+    private final SlotTable<K, V> slots;
     private final Disposer<? super K, ? super V> disposer;
 
-    Disposals(PoolCore<K, V> core, Disposer<? super K, ? super V> disposer) {
-        this.core = core;
+    Disposals(PoolState pool, PoolCounters counters, SlotTable<K, V> slots, Disposer<? super K, ? super V> disposer) {
+        this.pool = pool;
+        this.counters = counters;
+        this.slots = slots;
         this.disposer = disposer;
     }
 
@@ -84,17 +88,17 @@ final class Disposals<K, V> {
         try {
             disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
-            core.report(
+            pool.report(
                     PoolError.Kind.DISPOSER_FAILED,
                     entry.key,
                     "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
-            core.slots.disposed(entry); // from here the key's next object may be created
+            slots.disposed(entry); // from here the key's next object may be created
             if (entry.permit != null) {
                 entry.permit.close();
             }
-            core.counters.disposed(entry.disposalCause());
+            counters.disposed(entry.disposalCause());
         }
     }
 }

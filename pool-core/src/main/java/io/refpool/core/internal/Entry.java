@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
  * retain of a disposed object fails and a release of one is reported, never applied.
  */
-final class Entry<K, V> implements Slot, Release {
+final class Entry<K, V> implements Slot, Release, Attempt {
     /**
      * The count of a disposed object: far below zero, so a stray +1 of a retain that raced the
      * disposal (and takes it back at once) leaves the count negative. Any negative count means

@@ -21,10 +21,27 @@ import java.util.concurrent.CancellationException;
  * </pre>
  */
 public final class LifecycleControl<K, V> {
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final Attacher<K, V> attacher;
+    private final SlotTable<K, V> slots;
+    private final DeferredReleases<K, V> releases;
+    private final EndOfLife<K, V> endOfLife;
+    /** {@code null} without an idle cache. */
+    private final IdleTier<K, V> idle;
 
-    LifecycleControl(PoolCore<K, V> core) {
-        this.core = core;
+    LifecycleControl(
+            PoolState pool,
+            Attacher<K, V> attacher,
+            SlotTable<K, V> slots,
+            DeferredReleases<K, V> releases,
+            EndOfLife<K, V> endOfLife,
+            IdleTier<K, V> idle) {
+        this.pool = pool;
+        this.attacher = attacher;
+        this.slots = slots;
+        this.releases = releases;
+        this.endOfLife = endOfLife;
+        this.idle = idle;
     }
 
     /**
@@ -32,24 +49,24 @@ public final class LifecycleControl<K, V> {
      * threads are applying. A closed pool has none: close applied them.
      */
     public void flush() {
-        if (core.isClosed()) {
+        if (pool.isClosed()) {
             return;
         }
         AttachState s;
         try {
-            s = core.attacher.enterClosure("flush()");
+            s = attacher.enterClosure("flush()");
         } catch (PoolClosedException closedMeanwhile) {
             return;
         }
         int level = s.depth;
         try {
-            core.releases.flush(s);
+            releases.flush(s);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancellationException("interrupted while flush() waited for releases another thread is"
                     + " applying; the interrupt status is kept, and those releases are still applied");
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
     }
 
@@ -61,22 +78,22 @@ public final class LifecycleControl<K, V> {
      */
     public boolean invalidate(K key) {
         Objects.requireNonNull(key, "key");
-        AttachState s = core.attacher.enterClosure("invalidate()");
+        AttachState s = attacher.enterClosure("invalidate()");
         int level = s.depth;
         try {
-            Entry<K, V> entry = core.slots.entry(key);
+            Entry<K, V> entry = slots.entry(key);
             if (entry == null || !entry.retire()) {
                 return false;
             }
             // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
             // object waits for it; in use: the slot lets go at once, so new acquires get a new object
             // while the holders keep this one, disposed when its count reaches 0 (EndOfLife.reachedZero)
-            if (!core.endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
-                core.slots.vacate(entry);
+            if (!endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
+                slots.vacate(entry);
             }
             return true;
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
     }
 
@@ -86,21 +103,21 @@ public final class LifecycleControl<K, V> {
      * @return how many this call disposed
      */
     public int clearIdle() {
-        AttachState s = core.attacher.enterClosure("clearIdle()");
+        AttachState s = attacher.enterClosure("clearIdle()");
         int level = s.depth;
         try {
-            return core.endOfLife.clearIdle(s);
+            return endOfLife.clearIdle(s);
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
     }
 
     /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */
     public long cachedCount() {
-        if (core.idle == null) {
+        if (idle == null) {
             return 0;
         }
-        core.idle.cleanUp();
-        return core.idle.size();
+        idle.cleanUp();
+        return idle.size();
     }
 }
