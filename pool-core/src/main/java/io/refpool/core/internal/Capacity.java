@@ -318,15 +318,25 @@ final class Capacity<K, V> {
 
     /** One {@code acquireAsync} in line for a permit, which a live object of its key may serve instead. */
     static final class LineWaiter<K, V> {
-        private static final Object WAITING = new Object();
-        private static final Object SETTLED = new Object();
+        /** How a waiter's wait ended, or that it has not: one CAS from {@code WAITING} decides. */
+        private sealed interface Outcome permits Phase, Served {}
+
+        /** The outcomes that carry nothing. */
+        private enum Phase implements Outcome {
+            /** In line: its permit wait has not ended, and nobody served it. */
+            WAITING,
+            /** Its own permit wait ended it: granted, cancelled, or the pool closed. */
+            SETTLED
+        }
+
+        /** A thread holding a reference to the key's object handed it to this waiter. */
+        private record Served(Entry<?, ?> entry) implements Outcome {}
 
         final Object key;
         /** The permit wait's own source, linked to the caller's token and the pool's close. */
         final CancellationSource wait;
 
-        /** {@code WAITING}, then {@code SETTLED} or the entry that served it: one CAS decides. */
-        private final AtomicReference<Object> outcome = new AtomicReference<>(WAITING);
+        private final AtomicReference<Outcome> outcome = new AtomicReference<>(Phase.WAITING);
 
         LineWaiter(Object key, CancellationSource wait) {
             this.key = key;
@@ -334,23 +344,26 @@ final class Capacity<K, V> {
         }
 
         boolean isWaiting() {
-            return outcome.get() == WAITING;
+            return outcome.get() == Phase.WAITING;
         }
 
         /** {@return whether {@code entry} (a reference taken for this waiter) now serves it} */
         boolean serve(Entry<K, V> entry) {
-            return outcome.compareAndSet(WAITING, entry);
+            return outcome.get() == Phase.WAITING && outcome.compareAndSet(Phase.WAITING, new Served(entry));
         }
 
         /** {@return whether the waiter's own wait decided its outcome} (false: it was served) */
         boolean settle() {
-            return outcome.compareAndSet(WAITING, SETTLED) || outcome.get() == SETTLED;
+            return outcome.compareAndSet(Phase.WAITING, Phase.SETTLED) || outcome.get() == Phase.SETTLED;
         }
 
         /** {@return the entry that served this waiter}; only after {@link #settle()} returned false */
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings("unchecked") // served by an entry of this waiter's pool
         Entry<K, V> served() {
-            return (Entry<K, V>) outcome.get();
+            if (outcome.get() instanceof Served served) {
+                return (Entry<K, V>) served.entry();
+            }
+            throw new IllegalStateException("waiter for key " + Keys.describe(key) + " was not served");
         }
     }
 }

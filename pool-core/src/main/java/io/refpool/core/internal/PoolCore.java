@@ -212,24 +212,39 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /**
+     * What a thread keeps of a pool, for tests that check it is let go.
+     *
+     * @param attachState the thread's attach state of the pool
+     * @param disposalWorkList the thread's disposal work list
+     */
+    public record ThreadState(Object attachState, Object disposalWorkList) {}
+
+    /**
      * {@return the calling thread's attach state of this pool and its disposal work list}, for
      * tests of what a thread keeps of a pool; creates the state if the thread has none
      */
-    public Object[] threadStateForTests() {
+    public ThreadState threadStateForTests() {
         AttachState s = attacher.state();
-        return new Object[] {s, s.disposals};
+        return new ThreadState(s, s.disposals);
     }
 
-    /** Installs the test seam; {@code null} turns it off. */
+    /**
+     * Installs the test seam; {@code null} turns it off.
+     *
+     * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
+     */
     public void setHooks(PoolHooks hooks) {
+        TestSeams.checkInstallable(hooks);
         this.hooks = hooks;
     }
 
     @Override
     public void hook(PoolHooks.Point point) {
-        PoolHooks h = hooks;
-        if (h != null) {
-            h.at(point);
+        if (TestSeams.ON) { // folded away when the seams are off
+            PoolHooks h = hooks;
+            if (h != null) {
+                h.at(point);
+            }
         }
     }
 
