@@ -33,35 +33,18 @@ import java.util.function.Supplier;
  * release, whose continuation runs on this thread, finds the thread detached.
  */
 final class Attacher<K, V> {
-    /** The attach-side check of the release queue: {@link DeferredReleases#applyIfDirty}. */
-    @FunctionalInterface
-    interface PendingReleases {
-        /** Applies pending releases if the dirty flag is up: one acquire load when nothing is pending. */
-        void applyIfDirty(AttachState s);
-    }
-
-    private final PoolState pool;
-    /** Cancelled when the pool closes: ends every wait for the gate. */
-    private final CancellationToken closing;
-
-    private final PendingReleases releases;
+    private final PoolCore<K, V> core;
+    private final DeferredReleases<K, V> releases;
     private final Gate gate;
     private final AttachMode mode;
     private final ThreadLocal<AttachState> states =
             ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
 
-    Attacher(PoolState pool, CancellationToken closing, PendingReleases releases, AttachMode mode) {
-        this.pool = pool;
-        this.closing = closing;
-        this.releases = releases;
+    Attacher(PoolCore<K, V> core, AttachMode mode) {
+        this.core = core;
+        this.releases = core.releases;
         this.mode = mode;
         this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
-    }
-
-    private void checkOpen(String operation) {
-        if (pool.isClosed()) {
-            throw new PoolClosedException(pool.onClosedPool(operation));
-        }
     }
 
     AttachState state() {
@@ -99,7 +82,7 @@ final class Attacher<K, V> {
                     return null;
                 }))
                 .exceptionally(failure -> {
-                    pool.report(
+                    core.report(
                             io.refpool.core.PoolError.Kind.DRAINER_FAILED,
                             null,
                             "the drainer failed to apply pending releases",
@@ -137,12 +120,12 @@ final class Attacher<K, V> {
             return attachNested(s);
         }
         if (!internal) {
-            checkOpen("attach()");
+            core.checkOpen("attach()");
         }
         Guard guard = timeout == null ? enterGate(token, exclusive, internal) : enterGateWithin(timeout, exclusive);
-        if (!internal && pool.isClosed()) {
+        if (!internal && core.isClosed()) {
             leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
-            throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
         releases.applyIfDirty(s);
@@ -174,11 +157,11 @@ final class Attacher<K, V> {
     }
 
     private void enterClosureOutermost(AttachState s, String operation) {
-        checkOpen(operation);
+        core.checkOpen(operation);
         Guard guard = enterGate(CancellationToken.none(), false, false);
-        if (pool.isClosed()) {
+        if (core.isClosed()) {
             leaveGate(guard, false);
-            throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
         }
         s.enterOutermostWithoutScope(this, guard);
     }
@@ -229,7 +212,7 @@ final class Attacher<K, V> {
     /** {@return what a wait at the gate waits for, in messages} */
     private String gateName(boolean exclusive) {
         return (exclusive && mode != AttachMode.EXCLUSIVE ? "exclusive use of pool '" : "the attach gate of pool '")
-                + pool.name() + "'";
+                + core.name() + "'";
     }
 
     /** The gate was not free: waits in line, recorded as an attach-wait event. */
@@ -252,7 +235,7 @@ final class Attacher<K, V> {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            event.pool = pool.name();
+            event.pool = core.name();
             event.exclusive = exclusive;
             event.commit();
         }
@@ -260,9 +243,9 @@ final class Attacher<K, V> {
 
     private Guard waitForGate(boolean exclusive, CancellationToken token) {
         CancellationSource linked = null;
-        CancellationToken waitToken = closing;
+        CancellationToken waitToken = core.closingToken();
         if (token.canBeCancelled()) {
-            linked = CancellationSource.linkedTo(token, closing);
+            linked = CancellationSource.linkedTo(token, core.closingToken());
             waitToken = linked.token();
         }
         try {
@@ -271,8 +254,8 @@ final class Attacher<K, V> {
             Thread.currentThread().interrupt();
             throw new CancellationException("interrupted while waiting to attach; the interrupt status is kept");
         } catch (CancellationException e) {
-            if (pool.isClosed()) {
-                throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
+            if (core.isClosed()) {
+                throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
             }
             throw (CancellationException) Timeouts.named(e, gateName(exclusive));
         } finally {
@@ -323,9 +306,9 @@ final class Attacher<K, V> {
             return refused;
         }
         if (gate.tryEnter(exclusive)) {
-            if (pool.isClosed()) { // closed since the check: a close that returned must not see fn run
+            if (core.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
             }
             try {
                 return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
@@ -347,9 +330,9 @@ final class Attacher<K, V> {
             return refused;
         }
         if (gate.tryEnter(exclusive)) {
-            if (pool.isClosed()) {
+            if (core.isClosed()) {
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
             }
             return CompletableFuture.completedStage(new Entered(exclusive));
         }
@@ -358,32 +341,32 @@ final class Attacher<K, V> {
 
     /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
     private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
-        if (pool.isClosed()) {
-            return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+        if (core.isClosed()) {
+            return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
         }
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
-        pool.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
+        core.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
         return null;
     }
 
     private CompletionStage<Guard> waitForGateAsync(CancellationToken token, boolean exclusive) {
-        CancellationSource linked = CancellationSource.linkedTo(token, closing);
+        CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
         return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
             linked.close();
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                if (pool.isClosed()) {
+                if (core.isClosed()) {
                     throw new CompletionException(
-                            new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
+                            new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
                 }
                 throw new CompletionException(Timeouts.named(cause, gateName(exclusive)));
             }
-            if (pool.isClosed()) { // granted just before the close failed the waiters
+            if (core.isClosed()) { // granted just before the close failed the waiters
                 guard.close();
                 throw new CompletionException(
-                        new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
+                        new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
             }
             return guard;
         });

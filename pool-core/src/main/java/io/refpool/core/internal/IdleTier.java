@@ -58,28 +58,13 @@ import java.util.function.Predicate;
  * it.
  */
 final class IdleTier<K, V> {
-    /** Where the cache's evictions go: queued for the attached drain, which decides. */
-    @FunctionalInterface
-    interface Evictions<V> {
-        /** {@return whether {@code value} is a pooled object, whose eviction is now queued} */
-        boolean evicted(V value, EvictionCause cause);
-    }
-
-    private final PoolState pool;
-    private final SlotTable<K, V> slots;
-    private final Evictions<V> evictions;
+    private final PoolCore<K, V> core;
     private final Cache<K, V> cache;
     /** The cache's size or weight bound, or {@code null} if it has none. */
     private final Policy.Eviction<K, V> bound;
 
-    IdleTier(
-            PoolState pool,
-            SlotTable<K, V> slots,
-            Evictions<V> evictions,
-            Consumer<? super Caffeine<Object, Object>> configurer) {
-        this.pool = pool;
-        this.slots = slots;
-        this.evictions = evictions;
+    IdleTier(PoolCore<K, V> core, Consumer<? super Caffeine<Object, Object>> configurer) {
+        this.core = core;
         Caffeine<Object, Object> builder = Caffeine.newBuilder();
         configurer.accept(builder);
         try {
@@ -116,12 +101,12 @@ final class IdleTier<K, V> {
     boolean idle(Entry<K, V> entry) {
         entry.idling(true);
         try {
-            pool.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
+            core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
             int spell = entry.beginIdleSpell();
             if (!entry.isCached() && !put(entry, spell)) {
                 return false;
             }
-            pool.hook(PoolHooks.Point.AFTER_IDLE_PUT);
+            core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
             return true;
         } finally {
             entry.idling(false);
@@ -134,13 +119,13 @@ final class IdleTier<K, V> {
     }
 
     private boolean put(Entry<K, V> entry, int spell) {
-        pool.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
+        core.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
         entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
             insert(entry);
         } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode
             entry.uncache();
-            pool.report(
+            core.report(
                     PoolError.Kind.IDLE_CACHE_FAILED,
                     entry.key,
                     "the idle cache could not take the object of key " + Keys.describe(entry.key)
@@ -189,7 +174,7 @@ final class IdleTier<K, V> {
 
     /** {@return whether a cached value is not the current object of a live entry} (disposed or retired) */
     private boolean isStale(V value) {
-        Entry<K, V> other = slots.byIdentity(value);
+        Entry<K, V> other = core.slots.byIdentity(value);
         return other == null || other.count() < 0 || other.isRetired();
     }
 
@@ -212,7 +197,7 @@ final class IdleTier<K, V> {
     }
 
     private void reportRemoveFailed(Entry<K, V> entry, Throwable cacheFailed) {
-        pool.report(
+        core.report(
                 PoolError.Kind.IDLE_CACHE_FAILED,
                 entry.key,
                 "the idle cache failed to let go of the object of key " + Keys.describe(entry.key),
@@ -263,7 +248,7 @@ final class IdleTier<K, V> {
         try {
             cache.cleanUp();
         } catch (Throwable cacheFailed) {
-            pool.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
+            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
         }
     }
 
@@ -272,13 +257,13 @@ final class IdleTier<K, V> {
         try {
             cache.invalidateAll();
         } catch (Throwable cacheFailed) { // a key's hashCode: the caller disposes them all the same
-            pool.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache failed to empty", cacheFailed);
+            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache failed to empty", cacheFailed);
         }
     }
 
     private void onEvicted(K key, V value, RemovalCause cause) {
-        if (value != null && evictions.evicted(value, evictionCause(cause))) {
-            pool.hook(PoolHooks.Point.EVICTION_QUEUED);
+        if (value != null && core.releases.evicted(value, evictionCause(cause))) {
+            core.hook(PoolHooks.Point.EVICTION_QUEUED);
         }
     }
 

@@ -8,7 +8,6 @@ import java.lang.ref.Cleaner;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Function;
 
 /**
  * Leak detection: a tracked handle is registered with a {@link Cleaner}; if it becomes unreachable
@@ -26,24 +25,13 @@ final class LeakTracker {
         return thread;
     });
 
-    private final PoolState pool;
-    private final PoolCounters counters;
-    /** Where a leaked handle's reference goes: the deferred queue (the cleaner thread is never attached). */
-    private final DeferredReleases<?, ?> releases;
-
+    private final PoolCore<?, ?> core;
     private final LeakDetection mode;
     private final int sampleInterval;
     private final Set<Tracked> open = ConcurrentHashMap.newKeySet();
 
-    LeakTracker(
-            PoolState pool,
-            PoolCounters counters,
-            DeferredReleases<?, ?> releases,
-            LeakDetection mode,
-            int sampleInterval) {
-        this.pool = pool;
-        this.counters = counters;
-        this.releases = releases;
+    LeakTracker(PoolCore<?, ?> core, LeakDetection mode, int sampleInterval) {
+        this.core = core;
         this.mode = mode;
         this.sampleInterval = sampleInterval;
     }
@@ -53,19 +41,19 @@ final class LeakTracker {
      * its reference, so nothing here may throw and lose it: tracking that fails leaves the handle
      * untracked
      */
-    <H> H newHandle(Entry<?, ?> entry, Function<Tracked, H> handleOf) {
+    <K, V> PooledHandle<K, V> newHandle(PoolCore<K, V> pool, Entry<K, V> entry, AttachState opener) {
         Tracked tracked = null;
         try {
             tracked = track(entry);
         } catch (Throwable e) {
-            pool.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+            core.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
         }
-        H handle = handleOf.apply(tracked);
+        PooledHandle<K, V> handle = new PooledHandle<>(pool, entry, tracked, opener);
         if (tracked != null) {
             try {
                 register(handle, tracked);
             } catch (Throwable e) {
-                pool.report(
+                core.report(
                         PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
             }
         }
@@ -73,19 +61,14 @@ final class LeakTracker {
     }
 
     /** The cleaner found a tracked handle of {@code entry} unreachable while open: release it, report it. */
-    /** {@return whether any handle may be tracked} (false: leak detection is off) */
-    boolean tracks() {
-        return mode != LeakDetection.OFF;
-    }
-
-    private void leaked(Entry<?, ?> entry, Throwable site) {
-        counters.leaks.increment();
+    private <K, V> void leaked(PoolCore<K, V> pool, Entry<K, V> entry, Throwable site) {
+        pool.counters.leaks.increment();
         PoolEvents.Leak event = new PoolEvents.Leak();
-        event.pool = pool.name();
+        event.pool = core.name();
         event.key = Keys.text(entry.key);
         event.site = site == null ? null : describe(site);
         event.commit();
-        releases.enqueue(entry);
+        pool.releases.enqueue(entry);
         pool.report(
                 PoolError.Kind.HANDLE_LEAKED,
                 entry.key,
@@ -115,7 +98,7 @@ final class LeakTracker {
         if (open[0] == 0) {
             return;
         }
-        pool.report(
+        core.report(
                 PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                 null,
                 open[0] + " handle(s) still open when the pool closed, on keys " + keys
@@ -150,7 +133,7 @@ final class LeakTracker {
     /** Reports each tracked handle still open, with its acquisition site. */
     void reportOpen() {
         for (Tracked tracked : open) {
-            pool.report(
+            core.report(
                     PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                     tracked.entry.key,
                     "a handle for key " + Keys.describe(tracked.entry.key) + " was still open when the pool closed"
@@ -215,7 +198,12 @@ final class LeakTracker {
                 return;
             }
             tracker.open.remove(this);
-            tracker.leaked(entry, site);
+            leakedEntry(tracker.core, entry, site);
+        }
+
+        @SuppressWarnings("unchecked")
+        private static <K, V> void leakedEntry(PoolCore<K, V> core, Entry<?, ?> entry, Throwable site) {
+            core.leakTracker().leaked(core, (Entry<K, V>) entry, site);
         }
     }
 }

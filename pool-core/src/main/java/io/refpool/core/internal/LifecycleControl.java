@@ -13,35 +13,18 @@ import java.util.concurrent.CancellationException;
  * <pre>
  *   object        to                    by
  *   live          retired (vacated)     invalidate: the slot lets go, holders keep it; disposed by
- *                                       the release that brings it to 0 (EndOfLife.reachedZero); its
+ *                                       the release that brings it to 0 (Capacity.reachedZero); its
  *                                       successor may exist before it is disposed
  *   idle          DISPOSED              invalidate or clearIdle: the claim from exactly 0
- *                                       ({@link EndOfLife#disposeIdle}), then out of the cache, then disposed;
+ *                                       ({@link #disposeIdle}), then out of the cache, then disposed;
  *                                       the slot keeps it until its disposer returns
  * </pre>
  */
 public final class LifecycleControl<K, V> {
-    private final PoolState pool;
-    private final Attacher<K, V> attacher;
-    private final SlotTable<K, V> slots;
-    private final DeferredReleases<K, V> releases;
-    private final EndOfLife<K, V> endOfLife;
-    /** {@code null} without an idle cache. */
-    private final IdleTier<K, V> idle;
+    private final PoolCore<K, V> core;
 
-    LifecycleControl(
-            PoolState pool,
-            Attacher<K, V> attacher,
-            SlotTable<K, V> slots,
-            DeferredReleases<K, V> releases,
-            EndOfLife<K, V> endOfLife,
-            IdleTier<K, V> idle) {
-        this.pool = pool;
-        this.attacher = attacher;
-        this.slots = slots;
-        this.releases = releases;
-        this.endOfLife = endOfLife;
-        this.idle = idle;
+    LifecycleControl(PoolCore<K, V> core) {
+        this.core = core;
     }
 
     /**
@@ -49,24 +32,24 @@ public final class LifecycleControl<K, V> {
      * threads are applying. A closed pool has none: close applied them.
      */
     public void flush() {
-        if (pool.isClosed()) {
+        if (core.isClosed()) {
             return;
         }
         AttachState s;
         try {
-            s = attacher.enterClosure("flush()");
+            s = core.attacher.enterClosure("flush()");
         } catch (PoolClosedException closedMeanwhile) {
             return;
         }
         int level = s.depth;
         try {
-            releases.flush(s);
+            core.releases.flush(s);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancellationException("interrupted while flush() waited for releases another thread is"
                     + " applying; the interrupt status is kept, and those releases are still applied");
         } finally {
-            attacher.exitClosure(s, level);
+            core.attacher.exitClosure(s, level);
         }
     }
 
@@ -78,22 +61,22 @@ public final class LifecycleControl<K, V> {
      */
     public boolean invalidate(K key) {
         Objects.requireNonNull(key, "key");
-        AttachState s = attacher.enterClosure("invalidate()");
+        AttachState s = core.attacher.enterClosure("invalidate()");
         int level = s.depth;
         try {
-            Entry<K, V> entry = slots.entry(key);
+            Entry<K, V> entry = core.slots.entry(key);
             if (entry == null || !entry.retire()) {
                 return false;
             }
             // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
             // object waits for it; in use: the slot lets go at once, so new acquires get a new object
-            // while the holders keep this one, disposed when its count reaches 0 (EndOfLife.reachedZero)
-            if (!endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
-                slots.vacate(entry);
+            // while the holders keep this one, disposed when its count reaches 0 (Capacity.reachedZero)
+            if (!disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
+                core.slots.vacate(entry);
             }
             return true;
         } finally {
-            attacher.exitClosure(s, level);
+            core.attacher.exitClosure(s, level);
         }
     }
 
@@ -103,21 +86,46 @@ public final class LifecycleControl<K, V> {
      * @return how many this call disposed
      */
     public int clearIdle() {
-        AttachState s = attacher.enterClosure("clearIdle()");
+        AttachState s = core.attacher.enterClosure("clearIdle()");
         int level = s.depth;
         try {
-            return endOfLife.clearIdle(s);
+            int[] cleared = {0};
+            core.slots.forEachEntry(entry -> {
+                if (entry.count() == 0 && disposeIdle(entry, s, DisposalCause.CLEARED)) {
+                    cleared[0]++;
+                }
+            });
+            return cleared[0];
         } finally {
-            attacher.exitClosure(s, level);
+            core.attacher.exitClosure(s, level);
         }
+    }
+
+    /**
+     * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
+     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}). The
+     * cache is asked, not the object's mark: an entry can hold the object while it is marked
+     * uncached (see {@code IdleTier}).
+     *
+     * @return whether this call claimed it (false: revived, or disposed already)
+     */
+    boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
+        if (!entry.tryDispose(cause)) {
+            return false;
+        }
+        if (core.idle != null) {
+            core.idle.remove(entry);
+        }
+        core.disposals.disposeClaimedInLoop(entry, s);
+        return true;
     }
 
     /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */
     public long cachedCount() {
-        if (idle == null) {
+        if (core.idle == null) {
             return 0;
         }
-        idle.cleanUp();
-        return idle.size();
+        core.idle.cleanUp();
+        return core.idle.size();
     }
 }

@@ -2,8 +2,7 @@ package io.refpool.core.internal;
 
 /**
  * Test seam of the pool: called at named points so a test can hold one thread inside a race window
- * while another acts. Installable only where the build turns the seams on ({@link TestSeams}); a
- * point then costs nothing otherwise, and one volatile read with no hook installed.
+ * while another acts. Off ({@code null}) by default; a single volatile read per point when off.
  */
 @FunctionalInterface
 public interface PoolHooks {

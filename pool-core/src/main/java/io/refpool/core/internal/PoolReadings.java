@@ -7,19 +7,17 @@ import io.refpool.core.DisposalCause;
  * {@code stats()} does to count live and idle objects.
  *
  * <pre>{@code
- * PoolReadings readings = pool.readings();
+ * PoolReadings readings = core.readings();
  * long idle = readings.idleNow();
  * }</pre>
  */
 public final class PoolReadings {
+    private final PoolCore<?, ?> core;
     private final PoolCounters counters;
-    private final ReleaseQueue<?> pending;
-    private final Capacity<?, ?> capacity;
 
-    PoolReadings(PoolCounters counters, ReleaseQueue<?> pending, Capacity<?, ?> capacity) {
-        this.counters = counters;
-        this.pending = pending;
-        this.capacity = capacity;
+    PoolReadings(PoolCore<?, ?> core) {
+        this.core = core;
+        this.counters = core.counters;
     }
 
     /** {@return objects with a reference now}, from the counters (see {@link PoolCounters#idleNow()}) */
@@ -34,17 +32,17 @@ public final class PoolReadings {
 
     /** {@return releases enqueued and not yet applied} */
     public long pendingNow() {
-        return pending.volatileSize();
+        return core.releases.queue().volatileSize();
     }
 
     /** {@return acquirers in line for capacity now} */
     public long capacityWaitersNow() {
-        return capacity.waiters();
+        return core.capacity.waiters();
     }
 
     /** {@return capacity permits free now, or -1 if the pool has no {@code maxObjects}} */
     public long freePermitsNow() {
-        return capacity.freePermits();
+        return core.capacity.freePermits();
     }
 
     /** {@return objects created so far} */
