@@ -472,12 +472,12 @@ class AdversarialRegressionTest {
         }
         Object workList = worker.submit(() -> {
                     handles.forEach(Handle::close); // all deferred
-                    Object list = pool.core().threadStateForTests()[1];
+                    Object list = pool.core().threadStateForTests().disposalWorkList();
                     pool.attach().close(); // one drain disposes them all, in this thread's work list
                     return list;
                 })
                 .get();
-        Object closingState = pool.core().threadStateForTests()[0];
+        Object closingState = pool.core().threadStateForTests().attachState();
         pool.close();
         return List.of(new WeakReference<>(pool), new WeakReference<>(closingState), new WeakReference<>(workList));
     }

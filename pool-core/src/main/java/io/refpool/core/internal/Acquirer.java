@@ -29,62 +29,126 @@ import java.util.concurrent.CompletionStage;
  */
 final class Acquirer<K, V> {
     private static final MethodHandle RETAIN_FOR_HANDLE;
+    private static final MethodHandle NEW_HANDLE;
 
     static {
         try {
-            RETAIN_FOR_HANDLE = MethodHandles.lookup()
-                    .findVirtual(
-                            Acquirer.class,
-                            "retainForHandle",
-                            MethodType.methodType(Entry.class, Object.class, AttachState.class));
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RETAIN_FOR_HANDLE = lookup.findVirtual(
+                    Acquirer.class,
+                    "retainForHandle",
+                    MethodType.methodType(Entry.class, Object.class, AttachState.class));
+            NEW_HANDLE = lookup.findVirtual(
+                    Acquirer.class,
+                    "newHandle",
+                    MethodType.methodType(PooledHandle.class, Object.class, AttachState.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final PoolCounters counters;
+    private final SlotTable<K, V> slots;
+    private final Capacity<K, V> capacity;
+    private final Attacher<K, V> attacher;
+    private final Handles<K, V> handles;
     /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
     private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
+    /** {@link #newHandle}; a field, not a constant, see {@link #acquireAttached}. */
+    private final MethodHandle newHandle = NEW_HANDLE;
 
-    Acquirer(PoolCore<K, V> core) {
-        this.core = core;
+    Acquirer(
+            PoolState pool,
+            PoolCounters counters,
+            SlotTable<K, V> slots,
+            Capacity<K, V> capacity,
+            Attacher<K, V> attacher,
+            Handles<K, V> handles) {
+        this.pool = pool;
+        this.counters = counters;
+        this.slots = slots;
+        this.capacity = capacity;
+        this.attacher = attacher;
+        this.handles = handles;
+    }
+
+    /**
+     * The attached acquire of a pool with leak detection, or of a caller that is not attached (it
+     * throws). Small enough to inline into {@code PoolCore.acquire}, so the handle it makes is made
+     * behind a method handle: inlined there, a second allocation site would merge with the fast
+     * path's handle, which the JIT could then no longer remove (see {@link #retain}).
+     */
+    @SuppressWarnings("unchecked")
+    Handle<V> acquireAttached(K key, AttachState s) {
+        try {
+            return (PooledHandle<K, V>) newHandle.invokeExact(this, (Object) key, s);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable checked) { // newHandle declares none
+            throw new IllegalStateException(checked);
+        }
     }
 
     @SuppressWarnings("unchecked")
-    Handle<V> acquireAttached(K key, AttachState s) {
+    private PooledHandle<K, V> newHandle(Object key, AttachState s) {
+        return handles.newHandle(acquireEntry((K) key, s), s);
+    }
+
+    /**
+     * {@return a new reference to the live or idle object of {@code key}, with no handle}, or
+     * {@code null} if there is none (being created, absent, disposed) or the pool is closing. For an
+     * attached caller that releases it itself ({@link Calls#call}).
+     */
+    Entry<K, V> retainExisting(K key) {
+        if (!pool.isClosed()) {
+            Entry<K, V> entry = slots.entry(key);
+            if (entry != null && entry.retainLive(counters) >= 0) {
+                return entry;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@return a new reference to the object of {@code key}}, with no handle: the live or idle one,
+     * a new one, or the one another thread is creating, waited for detached; never waits for capacity.
+     */
+    @SuppressWarnings("unchecked")
+    Entry<K, V> acquireEntry(K key, AttachState s) {
         Objects.requireNonNull(key, "key");
-        if (core.isClosed()) {
-            throw new PoolClosedException(core.onClosedPool("acquire(" + Keys.describe(key) + ")"));
+        if (pool.isClosed()) {
+            throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
         }
         if (s.depth == 0) {
             throw new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
                     + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
         }
         for (; ; ) {
-            Attempt attempt = core.slots.attempt(key, s, null);
-            if (attempt instanceof PooledHandle) {
-                return (PooledHandle<K, V>) attempt;
+            Attempt attempt = slots.attempt(key, s, null);
+            if (attempt instanceof Entry) {
+                return (Entry<K, V>) attempt;
             }
             if (attempt instanceof Attempt.NeedsCapacity) {
-                if (core.slots.occupied(key)) {
+                if (slots.occupied(key)) {
                     // the releases this attempt applied handed their capacity to a waiter for this
                     // very key, which created it meanwhile: share that object
                     continue;
                 }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
-                        + core.capacity.maxObjects() + " objects pool '" + core.name()
+                        + capacity.maxObjects() + " objects pool '" + pool.name()
                         + "' may hold are in use and none is idle; an"
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
             }
-            core.slots.await(key, (Creation<K, V>) attempt, s);
+            slots.await(key, (Creation<K, V>) attempt, s);
         }
     }
 
     /**
      * The reference {@code PoolCore.acquire} wraps in its handle, for an attached caller of an
      * untracked pool: the live or idle object's, or a new one's. Its only handle is the caller's:
-     * a handle returned from here would merge with it, and the JIT does not remove an allocation
-     * that merges with another object.
+     * no path below makes one, and a handle returned from here would merge with it, and the JIT does
+     * not remove an allocation that merges with another object.
      *
      * <p>It is a real call. The lookup and the count inline into whatever compiles them, and with
      * them {@code acquire}'s compiled code passes the size above which C2 no longer inlines a
@@ -106,12 +170,8 @@ final class Acquirer<K, V> {
     @SuppressWarnings("unchecked")
     private Entry<K, V> retainForHandle(Object key, AttachState s) {
         K k = (K) key;
-        Entry<K, V> entry = core.retainExisting(k);
-        if (entry != null) {
-            return entry;
-        }
-        // create, or wait for a creation: the handle the slow path opens gives its reference over
-        return ((PooledHandle<K, V>) acquireAttached(k, s)).closeKeepingReference();
+        Entry<K, V> entry = retainExisting(k);
+        return entry != null ? entry : acquireEntry(k, s); // create, or wait for a creation
     }
 
     /**
@@ -132,7 +192,7 @@ final class Acquirer<K, V> {
         try {
             timer.cancelAfter(timeout);
             timedOut = new WaitTimeoutException(
-                    "an object for key " + Keys.describe(key) + " in pool '" + core.name() + "'",
+                    "an object for key " + Keys.describe(key) + " in pool '" + pool.name() + "'",
                     timeout); // the caller's stack
         } catch (Throwable failed) { // the wait is queued: end it, so nothing it would get is orphaned
             timer.cancel();
@@ -163,23 +223,17 @@ final class Acquirer<K, V> {
     CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
-        if (core.isClosed()) {
+        if (pool.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException(core.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
+                    new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
         if (token.isCancellationRequested()) { // whether or not the object is there: as attach does
             return CompletableFuture.failedStage(new CancellationException(
                     "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
-        Entry<K, V> entry = core.slots.entry(key);
-        if (entry != null) {
-            int before = entry.tryRetain();
-            if (before >= 0) {
-                if (before == 0) {
-                    core.revived(entry);
-                }
-                return CompletableFuture.completedStage(core.newHandle(entry, null));
-            }
+        Entry<K, V> entry = slots.entry(key);
+        if (entry != null && entry.retainLive(counters) >= 0) {
+            return CompletableFuture.completedStage(handles.newHandle(entry, null));
         }
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
         CompletableFuture<Handle<V>> result = new CompletableFuture<>();
@@ -200,12 +254,16 @@ final class Acquirer<K, V> {
     /** One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or null. */
     @SuppressWarnings("unchecked")
     CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
-        CompletionStage<Attempt> attempt = core.attacher.attachAsync(
-                token, false, attachment -> core.slots.attempt(key, core.attacher.state(), permit));
-        return attempt.thenCompose(result -> {
-            if (result instanceof PooledHandle) {
-                return CompletableFuture.completedStage((PooledHandle<K, V>) result);
+        CompletionStage<Outcome<K, V>> attempt = attacher.attachAsync(token, false, attachment -> {
+            AttachState s = attacher.state();
+            Attempt tried = slots.attempt(key, s, permit);
+            return new Outcome<>(tried instanceof Entry ? handles.newHandle((Entry<K, V>) tried, s) : null, tried);
+        });
+        return attempt.thenCompose(outcome -> {
+            if (outcome.handle != null) {
+                return CompletableFuture.completedStage(outcome.handle);
             }
+            Attempt result = outcome.attempt;
             if (result instanceof Creation) {
                 // single flight: a failed creation fails its async waiters too; one that made
                 // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
@@ -215,8 +273,39 @@ final class Acquirer<K, V> {
                                 ? acquireWithPermit(key, token, permit)
                                 : CompletableFuture.failedStage(failure));
             }
-            return core.capacity.waitInLine(key, token);
+            return capacity.waitInLine(key, token, new Capacity.Exits<>() {
+                @Override
+                public Entry<K, V> current(K k) {
+                    return slots.entry(k);
+                }
+
+                @Override
+                public CompletionStage<Handle<V>> served(Entry<K, V> served) {
+                    return CompletableFuture.completedStage(handles.newHandle(served, null));
+                }
+
+                @Override
+                public CompletionStage<Handle<V>> granted(Guard granted) {
+                    return acquireWithPermit(key, token, granted);
+                }
+
+                @Override
+                public void giveBack(Entry<K, V> served) {
+                    handles.release(served, null);
+                }
+            });
         });
+    }
+
+    /** One async attempt's outcome: the handle made attached for an entry, else what the attempt came to. */
+    private static final class Outcome<K, V> {
+        final PooledHandle<K, V> handle;
+        final Attempt attempt;
+
+        Outcome(PooledHandle<K, V> handle, Attempt attempt) {
+            this.handle = handle;
+            this.attempt = attempt;
+        }
     }
 
     /** Fails {@code stage}'s copy with a {@link CancellationException} when {@code token} is cancelled first. */

@@ -33,18 +33,35 @@ import java.util.function.Supplier;
  * release, whose continuation runs on this thread, finds the thread detached.
  */
 final class Attacher<K, V> {
-    private final PoolCore<K, V> core;
-    private final DeferredReleases<K, V> releases;
+    /** The attach-side check of the release queue: {@link DeferredReleases#applyIfDirty}. */
+    @FunctionalInterface
+    interface PendingReleases {
+        /** Applies pending releases if the dirty flag is up: one acquire load when nothing is pending. */
+        void applyIfDirty(AttachState s);
+    }
+
+    private final PoolState pool;
+    /** Cancelled when the pool closes: ends every wait for the gate. */
+    private final CancellationToken closing;
+
+    private final PendingReleases releases;
     private final Gate gate;
     private final AttachMode mode;
     private final ThreadLocal<AttachState> states =
             ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
 
-    Attacher(PoolCore<K, V> core, AttachMode mode) {
-        this.core = core;
-        this.releases = core.releases;
+    Attacher(PoolState pool, CancellationToken closing, PendingReleases releases, AttachMode mode) {
+        this.pool = pool;
+        this.closing = closing;
+        this.releases = releases;
         this.mode = mode;
         this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
+    }
+
+    private void checkOpen(String operation) {
+        if (pool.isClosed()) {
+            throw new PoolClosedException(pool.onClosedPool(operation));
+        }
     }
 
     AttachState state() {
@@ -82,7 +99,7 @@ final class Attacher<K, V> {
                     return null;
                 }))
                 .exceptionally(failure -> {
-                    core.report(
+                    pool.report(
                             io.refpool.core.PoolError.Kind.DRAINER_FAILED,
                             null,
                             "the drainer failed to apply pending releases",
@@ -120,12 +137,12 @@ final class Attacher<K, V> {
             return attachNested(s);
         }
         if (!internal) {
-            core.checkOpen("attach()");
+            checkOpen("attach()");
         }
         Guard guard = timeout == null ? enterGate(token, exclusive, internal) : enterGateWithin(timeout, exclusive);
-        if (!internal && core.isClosed()) {
+        if (!internal && pool.isClosed()) {
             leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
-            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
         releases.applyIfDirty(s);
@@ -157,11 +174,11 @@ final class Attacher<K, V> {
     }
 
     private void enterClosureOutermost(AttachState s, String operation) {
-        core.checkOpen(operation);
+        checkOpen(operation);
         Guard guard = enterGate(CancellationToken.none(), false, false);
-        if (core.isClosed()) {
+        if (pool.isClosed()) {
             leaveGate(guard, false);
-            throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
+            throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
         }
         s.enterOutermostWithoutScope(this, guard);
     }
@@ -212,7 +229,7 @@ final class Attacher<K, V> {
     /** {@return what a wait at the gate waits for, in messages} */
     private String gateName(boolean exclusive) {
         return (exclusive && mode != AttachMode.EXCLUSIVE ? "exclusive use of pool '" : "the attach gate of pool '")
-                + core.name() + "'";
+                + pool.name() + "'";
     }
 
     /** The gate was not free: waits in line, recorded as an attach-wait event. */
@@ -235,7 +252,7 @@ final class Attacher<K, V> {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            event.pool = core.name();
+            event.pool = pool.name();
             event.exclusive = exclusive;
             event.commit();
         }
@@ -243,9 +260,9 @@ final class Attacher<K, V> {
 
     private Guard waitForGate(boolean exclusive, CancellationToken token) {
         CancellationSource linked = null;
-        CancellationToken waitToken = core.closingToken();
+        CancellationToken waitToken = closing;
         if (token.canBeCancelled()) {
-            linked = CancellationSource.linkedTo(token, core.closingToken());
+            linked = CancellationSource.linkedTo(token, closing);
             waitToken = linked.token();
         }
         try {
@@ -254,8 +271,8 @@ final class Attacher<K, V> {
             Thread.currentThread().interrupt();
             throw new CancellationException("interrupted while waiting to attach; the interrupt status is kept");
         } catch (CancellationException e) {
-            if (core.isClosed()) {
-                throw new PoolClosedException("pool '" + core.name() + "' closed while this thread waited to attach");
+            if (pool.isClosed()) {
+                throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
             }
             throw (CancellationException) Timeouts.named(e, gateName(exclusive));
         } finally {
@@ -306,9 +323,9 @@ final class Attacher<K, V> {
             return refused;
         }
         if (gate.tryEnter(exclusive)) {
-            if (core.isClosed()) { // closed since the check: a close that returned must not see fn run
+            if (pool.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
             }
             try {
                 return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
@@ -330,9 +347,9 @@ final class Attacher<K, V> {
             return refused;
         }
         if (gate.tryEnter(exclusive)) {
-            if (core.isClosed()) {
+            if (pool.isClosed()) {
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
             }
             return CompletableFuture.completedStage(new Entered(exclusive));
         }
@@ -341,32 +358,32 @@ final class Attacher<K, V> {
 
     /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
     private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
-        if (core.isClosed()) {
-            return CompletableFuture.failedStage(new PoolClosedException(core.onClosedPool("attachAsync()")));
+        if (pool.isClosed()) {
+            return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
         }
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
-        core.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
+        pool.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
         return null;
     }
 
     private CompletionStage<Guard> waitForGateAsync(CancellationToken token, boolean exclusive) {
-        CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
+        CancellationSource linked = CancellationSource.linkedTo(token, closing);
         return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
             linked.close();
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                if (core.isClosed()) {
+                if (pool.isClosed()) {
                     throw new CompletionException(
-                            new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
+                            new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
                 }
                 throw new CompletionException(Timeouts.named(cause, gateName(exclusive)));
             }
-            if (core.isClosed()) { // granted just before the close failed the waiters
+            if (pool.isClosed()) { // granted just before the close failed the waiters
                 guard.close();
                 throw new CompletionException(
-                        new PoolClosedException("pool '" + core.name() + "' closed while waiting to attach"));
+                        new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
             }
             return guard;
         });

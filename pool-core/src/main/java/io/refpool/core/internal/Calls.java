@@ -52,16 +52,30 @@ import java.util.function.Supplier;
 public final class Calls<K, V> {
     private static final AtomicInteger FALLBACK_THREADS = new AtomicInteger();
 
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    /** Cancelled when the pool closes: ends every wait of a callAsync. */
+    private final CancellationToken closing;
+
     private final Attacher<K, V> attacher;
+    private final Acquirer<K, V> acquirer;
+    private final Handles<K, V> handles;
     private final boolean sections;
     /** Where {@code callAsync} functions run. */
     private final Executor executor;
 
-    Calls(PoolCore<K, V> core, Executor executor) {
-        this.core = core;
-        this.attacher = core.attacher;
-        this.sections = core.attachMode() == AttachMode.PER_OBJECT;
+    Calls(
+            PoolState pool,
+            CancellationToken closing,
+            Attacher<K, V> attacher,
+            Acquirer<K, V> acquirer,
+            Handles<K, V> handles,
+            Executor executor) {
+        this.pool = pool;
+        this.closing = closing;
+        this.attacher = attacher;
+        this.acquirer = acquirer;
+        this.handles = handles;
+        this.sections = handles.attachMode() == AttachMode.PER_OBJECT;
         this.executor = executor;
     }
 
@@ -87,14 +101,14 @@ public final class Calls<K, V> {
         AttachState s = attacher.enterClosure("call()");
         int level = s.depth;
         try {
-            Entry<K, V> entry = core.retainExisting(key);
+            Entry<K, V> entry = acquirer.retainExisting(key);
             if (entry == null) {
-                return callAcquiring(key, fn);
+                return callAcquiring(key, fn, s);
             }
             try {
                 return apply(entry, fn);
             } finally {
-                core.releaseAttached(entry, s); // attached: applied at once
+                handles.releaseAttached(entry, s); // attached: applied at once
             }
         } finally {
             attacher.exitClosure(s, level);
@@ -102,12 +116,12 @@ public final class Calls<K, V> {
     }
 
     /** {@link #call} of a key with no live or idle object: revive, create, or wait for a creation. */
-    private <T> T callAcquiring(K key, Function<? super V, ? extends T> fn) {
-        Handle<V> handle = core.acquire(key);
+    private <T> T callAcquiring(K key, Function<? super V, ? extends T> fn, AttachState s) {
+        Entry<K, V> entry = acquirer.acquireEntry(key, s);
         try {
-            return apply(Calls.<K, V>pooled(handle).entry(), fn);
+            return apply(entry, fn);
         } finally {
-            handle.close();
+            handles.releaseAttached(entry, s);
         }
     }
 
@@ -144,43 +158,43 @@ public final class Calls<K, V> {
         Objects.requireNonNull(second, "second");
         Objects.requireNonNull(fn, "fn");
         boolean oneKey = first.equals(second); // before anything is taken: a key that throws changes nothing
-        Attachment attachment = core.attach(CancellationToken.none());
+        Attachment attachment = attacher.attach(CancellationToken.none(), false, false);
         try {
-            PooledHandle<K, V> a = pooled(core.acquire(first));
+            AttachState s = attacher.state();
+            Entry<K, V> a = acquirer.acquireEntry(first, s);
             if (oneKey) { // one object, acquired once: an invalidate between two acquires would make two
                 try {
                     return runBoth(a, a, fn);
                 } finally {
-                    a.close();
+                    handles.releaseAttached(a, s);
                 }
             }
             try {
-                PooledHandle<K, V> b = pooled(core.acquire(second));
+                Entry<K, V> b = acquirer.acquireEntry(second, s);
                 try {
                     return runBoth(a, b, fn);
                 } finally {
-                    b.close();
+                    handles.releaseAttached(b, s);
                 }
             } finally {
-                a.close();
+                handles.releaseAttached(a, s);
             }
         } finally {
             attachment.close();
         }
     }
 
-    private <T> T runBoth(
-            PooledHandle<K, V> a, PooledHandle<K, V> b, BiFunction<? super V, ? super V, ? extends T> fn) {
+    private <T> T runBoth(Entry<K, V> a, Entry<K, V> b, BiFunction<? super V, ? super V, ? extends T> fn) {
         if (!sections) {
-            return fn.apply(a.get(), b.get());
+            return fn.apply(a.value, b.value);
         }
-        if (a.entry() == b.entry()) { // one object named twice: one section
-            return inSection(a.entry(), () -> fn.apply(a.get(), b.get()));
+        if (a == b) { // one object named twice: one section
+            return inSection(a, () -> fn.apply(a.value, b.value));
         }
-        boolean aFirst = a.entry().order < b.entry().order;
-        Entry<K, V> outer = aFirst ? a.entry() : b.entry();
-        Entry<K, V> inner = aFirst ? b.entry() : a.entry();
-        return inSection(outer, () -> inSection(inner, () -> fn.apply(a.get(), b.get())));
+        boolean aFirst = a.order < b.order;
+        Entry<K, V> outer = aFirst ? a : b;
+        Entry<K, V> inner = aFirst ? b : a;
+        return inSection(outer, () -> inSection(inner, () -> fn.apply(a.value, b.value)));
     }
 
     /**
@@ -191,14 +205,14 @@ public final class Calls<K, V> {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
-        if (core.isClosed()) {
+        if (pool.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException(core.onClosedPool("callAsync(" + Keys.describe(key) + ")")));
+                    new PoolClosedException(pool.onClosedPool("callAsync(" + Keys.describe(key) + ")")));
         }
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
         }
-        CancellationSource waits = CancellationSource.linkedTo(token, core.closingToken());
+        CancellationSource waits = CancellationSource.linkedTo(token, closing);
         CompletableFuture<T> result = new CompletableFuture<>();
         result.whenComplete((value, failure) -> {
             if (failure != null) {
@@ -208,7 +222,7 @@ public final class Calls<K, V> {
         });
         CompletionStage<Handle<V>> acquired;
         try {
-            acquired = core.acquireAsync(key, waits.token());
+            acquired = acquirer.acquireAsync(key, waits.token());
         } catch (Throwable t) { // closed since the check
             result.completeExceptionally(t);
             return result;
@@ -230,7 +244,7 @@ public final class Calls<K, V> {
             CancellationToken token,
             Function<? super V, ? extends T> fn,
             CompletableFuture<T> result) {
-        core.attacher.holdGate(token, false).whenComplete((gate, failure) -> {
+        attacher.holdGate(token, false).whenComplete((gate, failure) -> {
             if (failure != null) {
                 handle.close();
                 result.completeExceptionally(unwrap(failure));
@@ -240,7 +254,7 @@ public final class Calls<K, V> {
             } else if (!sections) {
                 new AsyncRun<>(handle, gate, null, fn, result).dispatch();
             } else {
-                Section.enterAsync(core, handle.entry(), token, true).whenComplete((section, sectionFailure) -> {
+                Section.enterAsync(handles, handle.entry(), token, true).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
                         gate.close();
                         handle.close();
@@ -284,10 +298,10 @@ public final class Calls<K, V> {
             try {
                 executor.execute(this);
             } catch (Throwable failed) { // rejected, or an Error: the task moves, nothing is lost
-                core.report(
+                pool.report(
                         PoolError.Kind.CALL_EXECUTOR_FAILED,
                         handle.key(),
-                        "the call executor of pool '" + core.name() + "' failed to take a callAsync function"
+                        "the call executor of pool '" + pool.name() + "' failed to take a callAsync function"
                                 + "; it runs on a thread of the pool's own",
                         failed);
                 moveToOwnThread();
@@ -298,7 +312,7 @@ public final class Calls<K, V> {
 
         @Override
         public void run() {
-            if (handing == Thread.currentThread() || core.isAttached()) {
+            if (handing == Thread.currentThread() || handles.isAttached()) {
                 moveToOwnThread(); // inline on the handing thread, or nested in an attachment here
                 return;
             }
@@ -319,7 +333,7 @@ public final class Calls<K, V> {
             };
             try {
                 Thread thread = new Thread(
-                        own, "refpool-call-" + FALLBACK_THREADS.incrementAndGet() + " (pool '" + core.name() + "')");
+                        own, "refpool-call-" + FALLBACK_THREADS.incrementAndGet() + " (pool '" + pool.name() + "')");
                 thread.setDaemon(true);
                 thread.start();
             } catch (Throwable noThread) { // nothing can run the function: release all, fail the call
@@ -339,7 +353,7 @@ public final class Calls<K, V> {
                     return null;
                 });
             } catch (Throwable t) {
-                core.report(
+                pool.report(
                         PoolError.Kind.CALL_EXECUTOR_FAILED,
                         handle.key(),
                         "releasing an abandoned callAsync failed",
@@ -357,7 +371,7 @@ public final class Calls<K, V> {
             CompletableFuture<T> result) {
         T value;
         try {
-            value = core.attacher.runAttached(gate, false, attachment -> {
+            value = attacher.runAttached(gate, false, attachment -> {
                 try {
                     if (section != null) {
                         section.runningOn(Thread.currentThread());
@@ -387,8 +401,8 @@ public final class Calls<K, V> {
     private Throwable unwrap(Throwable failure) {
         Throwable cause =
                 failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        if (cause instanceof CancellationException && !(cause instanceof PoolClosedException) && core.isClosed()) {
-            return new PoolClosedException("pool '" + core.name() + "' closed while callAsync() waited");
+        if (cause instanceof CancellationException && !(cause instanceof PoolClosedException) && pool.isClosed()) {
+            return new PoolClosedException("pool '" + pool.name() + "' closed while callAsync() waited");
         }
         return cause;
     }

@@ -1,7 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
-import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
 import io.refpool.sync.AsyncSemaphore;
@@ -67,7 +65,46 @@ import java.util.concurrent.atomic.AtomicReference;
  * object holds a permit.
  */
 final class Capacity<K, V> {
-    private final PoolCore<K, V> core;
+    /**
+     * How a creation gets a permit when none is free: by disposing idle objects ({@link EndOfLife}),
+     * and by applying queued releases, whose objects hold permits too.
+     */
+    interface Reclaimer {
+        /** {@return whether an idle object the cache holds was disposed, its permit freed} */
+        boolean reclaimOneIdle();
+
+        /** {@return whether an idle object the cache does not show was disposed, its permit freed} */
+        boolean reclaimUncached();
+
+        /** Evicts what has expired and applies every queued release; the thread is attached. */
+        void applyPending(AttachState s);
+    }
+
+    /** What a waiter in line asks of its acquirer: the key's object now, and how to finish either way. */
+    interface Exits<K, V> {
+        /** {@return the key's entry now, or {@code null}} */
+        Entry<K, V> current(K key);
+
+        /** Finishes a waiter served by sharing its key's object, with a reference taken for it. */
+        CompletionStage<Handle<V>> served(Entry<K, V> entry);
+
+        /** Finishes a waiter granted a permit: acquires its key with it. */
+        CompletionStage<Handle<V>> granted(Guard permit);
+
+        /** Gives back a reference taken for a waiter whose wait ended meanwhile, from any thread. */
+        void giveBack(Entry<K, V> entry);
+    }
+
+    private final PoolState pool;
+    private final PoolCounters counters;
+    /** Cancelled when the pool closes: ends every wait in line. */
+    private final CancellationToken closing;
+
+    private final Attacher<K, V> attacher;
+    private final Reclaimer reclaimer;
+    /** Whether the pool has an idle cache, whose objects a waiter reclaims once it is counted. */
+    private final boolean cached;
+
     private final int maxObjects;
     /** {@code null} when unbounded. */
     private final AsyncSemaphore permits;
@@ -76,8 +113,20 @@ final class Capacity<K, V> {
     /** The same acquirers by key, in the order they joined; a key leaves the map with its last waiter. */
     private final ConcurrentHashMap<Object, ArrayDeque<LineWaiter<K, V>>> lineByKey = new ConcurrentHashMap<>();
 
-    Capacity(PoolCore<K, V> core, int maxObjects) {
-        this.core = core;
+    Capacity(
+            PoolState pool,
+            PoolCounters counters,
+            CancellationToken closing,
+            Attacher<K, V> attacher,
+            Reclaimer reclaimer,
+            boolean cached,
+            int maxObjects) {
+        this.pool = pool;
+        this.counters = counters;
+        this.closing = closing;
+        this.attacher = attacher;
+        this.reclaimer = reclaimer;
+        this.cached = cached;
         this.maxObjects = maxObjects;
         this.permits = maxObjects == Integer.MAX_VALUE ? null : new AsyncSemaphore(maxObjects);
     }
@@ -114,85 +163,17 @@ final class Capacity<K, V> {
             if (permit.isPresent()) {
                 return permit.get();
             }
-            if (reclaimOneIdle()) {
+            if (reclaimer.reclaimOneIdle()) {
                 continue;
             }
             if (drained) {
-                if (reclaimUncached()) { // last, before refusing: idle objects the cache does not show
+                if (reclaimer.reclaimUncached()) { // last, before refusing: idle objects the cache does not show
                     continue;
                 }
                 return null;
             }
             drained = true;
-            IdleTier<K, V> idle = core.idle;
-            if (idle != null) {
-                idle.cleanUp(); // expired entries not yet evicted are invisible to the reclaim
-            }
-            core.releases.applyAll(s);
-        }
-    }
-
-    private boolean reclaimOneIdle() {
-        IdleTier<K, V> idle = core.idle;
-        if (idle == null) {
-            return false;
-        }
-        return idle.claimOne(candidate -> {
-            Entry<K, V> entry = core.slots.byIdentity(candidate);
-            return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
-        });
-    }
-
-    /**
-     * Reclaims an idle object the cache does not show: one whose entry the cache lost track of (a
-     * key whose {@code hashCode} threw inside the cache's maintenance leaves the entry out of its
-     * policy, and once past its expiry out of its iteration too). A scan of the slots, run only by
-     * an acquire about to refuse for capacity; an object whose releaser is idling it right now is
-     * left to that releaser, which sees the line.
-     */
-    private boolean reclaimUncached() {
-        boolean[] reclaimed = {false};
-        core.slots.forEachEntry(entry -> {
-            if (!reclaimed[0] && entry.count() == 0 && !entry.isIdling()) {
-                reclaimed[0] = reclaim(entry);
-            }
-        });
-        return reclaimed[0];
-    }
-
-    private boolean reclaim(Entry<K, V> entry) {
-        if (!entry.tryDispose(DisposalCause.CAPACITY)) { // revived, or disposed already
-            return false;
-        }
-        if (core.idle != null) { // the scan of the slots runs without an idle cache too
-            core.idle.remove(entry);
-        }
-        core.counters.evicted(EvictionCause.CAPACITY);
-        core.disposals.disposeClaimed(entry); // now: its permit is what the caller needs
-        return true;
-    }
-
-    /** The last reference went: idle the object, or dispose it for the line. */
-    void reachedZero(Entry<K, V> entry, AttachState s) {
-        core.hook(PoolHooks.Point.REACHED_ZERO);
-        core.counters.reachedZero();
-        IdleTier<K, V> idle = core.idle;
-        if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
-            core.control.disposeIdle(entry, s, DisposalCause.INVALIDATED);
-        } else if (core.isClosed()) {
-            core.disposals.claim(entry, s, DisposalCause.CLOSED); // close emptied the cache already
-        } else if (waiters() > 0) {
-            if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
-                // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
-                // a disposed one left there would hold a place of the bound until the cache evicts it
-                core.control.disposeIdle(entry, s, DisposalCause.CAPACITY);
-            }
-        } else if (idle == null || !idle.idle(entry)) { // no cache, or the cache refused it
-            core.disposals.claim(entry, s, DisposalCause.RELEASED);
-        } else if (entry.count() == 0 && waiters() > 0 && core.disposals.claim(entry, s, DisposalCause.CAPACITY)) {
-            // a waiter came meanwhile and may have looked for idle objects before the put: either it
-            // sees this object in the cache, or this thread sees it in line
-            idle.remove(entry);
+            reclaimer.applyPending(s); // expired entries not yet evicted are invisible to the reclaim
         }
     }
 
@@ -214,35 +195,8 @@ final class Capacity<K, V> {
         }
     }
 
-    /**
-     * {@return whether waiters for its own key took {@code entry}, which this thread's release moved
-     * to count 0} (false: nobody in line wants it, and it is still this thread's to settle). The
-     * first waiter revives it, the others share it.
-     */
-    private boolean servedAtZero(Entry<K, V> entry) {
-        boolean mine = true; // whether settling count 0 is still up to this thread
-        for (LineWaiter<K, V> waiter; (waiter = nextWaiting(entry.key)) != null; ) {
-            int before = entry.tryRetain();
-            if (before < 0) {
-                return true; // a capacity reclaim disposed it meanwhile: nothing left to settle
-            }
-            if (before == 0) {
-                core.revived(entry);
-            }
-            if (serve(waiter, entry)) {
-                mine = false; // the waiter's reference now: its last release settles the next 0
-            } else {
-                mine = entry.release() == 0; // the wait ended first; at 0 again it is this thread's again
-                if (mine) {
-                    core.counters.reachedZero();
-                }
-            }
-        }
-        return !mine;
-    }
-
     /** Hands {@code waiter} the reference the caller took for it; {@return false} if its wait ended first. */
-    private boolean serve(LineWaiter<K, V> waiter, Entry<K, V> entry) {
+    boolean serve(LineWaiter<K, V> waiter, Entry<K, V> entry) {
         if (!waiter.serve(entry)) {
             return false;
         }
@@ -251,7 +205,7 @@ final class Capacity<K, V> {
     }
 
     /** {@return the first waiter in line for {@code key} whose wait has not ended, taken out of the line} */
-    private LineWaiter<K, V> nextWaiting(Object key) {
+    LineWaiter<K, V> nextWaiting(Object key) {
         Object[] next = {null};
         try {
             lineByKey.computeIfPresent(key, (k, line) -> {
@@ -287,13 +241,13 @@ final class Capacity<K, V> {
      * Waits in line for a permit, detached, then acquires {@code key} with it; or shares the key's
      * object if the key gets one meanwhile.
      */
-    CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token) {
-        if (core.isClosed()) {
+    CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token, Exits<K, V> exits) {
+        if (pool.isClosed()) {
             return CompletableFuture.failedStage(
-                    new PoolClosedException(core.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
+                    new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
-        core.hook(PoolHooks.Point.CAPACITY_JOINING);
-        CancellationSource linked = CancellationSource.linkedTo(token, core.closingToken());
+        pool.hook(PoolHooks.Point.CAPACITY_JOINING);
+        CancellationSource linked = CancellationSource.linkedTo(token, closing);
         LineWaiter<K, V> waiter = new LineWaiter<>(key, linked);
         try {
             lineByKey.compute(key, (k, line) -> {
@@ -322,42 +276,38 @@ final class Capacity<K, V> {
                     linked.close();
                     if (!waiter.settle()) { // served by sharing the key's object; a permit granted meanwhile goes back
                         giveBack(permit);
-                        return CompletableFuture.<Handle<V>>completedStage(core.newHandle(waiter.served(), null));
+                        return exits.served(waiter.served());
                     }
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-                        if (core.isClosed() && cause instanceof CancellationException) {
-                            throw new CompletionException(new PoolClosedException("pool '" + core.name()
+                        if (pool.isClosed() && cause instanceof CancellationException) {
+                            throw new CompletionException(new PoolClosedException("pool '" + pool.name()
                                     + "' closed while acquireAsync(" + Keys.describe(key) + ") waited for capacity"));
                         }
                         throw new CompletionException(Timeouts.named(
-                                cause, "capacity for key " + Keys.describe(key) + " in pool '" + core.name() + "'"));
+                                cause, "capacity for key " + Keys.describe(key) + " in pool '" + pool.name() + "'"));
                     }
-                    return core.acquireWithPermit(key, token, permit).whenComplete((handle, attemptFailure) -> {
+                    return exits.granted(permit).whenComplete((handle, attemptFailure) -> {
                         if (attemptFailure != null) {
                             permit.close(); // the attempt ended without an object to hold it
                         }
                     });
                 })
                 .thenCompose(stage -> stage);
-        core.hook(PoolHooks.Point.CAPACITY_QUEUED);
-        Entry<K, V> live = core.slots.entry(key); // published before this waiter joined the line
+        pool.hook(PoolHooks.Point.CAPACITY_QUEUED);
+        Entry<K, V> live = exits.current(key); // published before this waiter joined the line
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
-            int before = live.tryRetain();
-            if (before >= 0) {
-                if (before == 0) {
-                    core.revived(live);
-                }
+            if (live.retainLive(counters) >= 0) {
                 if (!serve(waiter, live)) {
-                    core.release(live, null); // the wait ended meanwhile
+                    exits.giveBack(live); // the wait ended meanwhile
                 }
             }
         }
-        if (core.idle != null && waiters() > 0) {
+        if (cached && waiters() > 0) {
             // an object may have idled after this acquirer's attempt looked for idle objects and
             // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now
-            core.attacher.attachAsync(CancellationToken.none(), false, attachment -> {
-                while (waiters() > 0 && reclaimOneIdle()) {
+            attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                while (waiters() > 0 && reclaimer.reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
                 }
                 return null;
@@ -367,16 +317,26 @@ final class Capacity<K, V> {
     }
 
     /** One {@code acquireAsync} in line for a permit, which a live object of its key may serve instead. */
-    private static final class LineWaiter<K, V> {
-        private static final Object WAITING = new Object();
-        private static final Object SETTLED = new Object();
+    static final class LineWaiter<K, V> {
+        /** How a waiter's wait ended, or that it has not: one CAS from {@code WAITING} decides. */
+        private sealed interface Outcome permits Phase, Served {}
+
+        /** The outcomes that carry nothing. */
+        private enum Phase implements Outcome {
+            /** In line: its permit wait has not ended, and nobody served it. */
+            WAITING,
+            /** Its own permit wait ended it: granted, cancelled, or the pool closed. */
+            SETTLED
+        }
+
+        /** A thread holding a reference to the key's object handed it to this waiter. */
+        private record Served(Entry<?, ?> entry) implements Outcome {}
 
         final Object key;
         /** The permit wait's own source, linked to the caller's token and the pool's close. */
         final CancellationSource wait;
 
-        /** {@code WAITING}, then {@code SETTLED} or the entry that served it: one CAS decides. */
-        private final AtomicReference<Object> outcome = new AtomicReference<>(WAITING);
+        private final AtomicReference<Outcome> outcome = new AtomicReference<>(Phase.WAITING);
 
         LineWaiter(Object key, CancellationSource wait) {
             this.key = key;
@@ -384,23 +344,26 @@ final class Capacity<K, V> {
         }
 
         boolean isWaiting() {
-            return outcome.get() == WAITING;
+            return outcome.get() == Phase.WAITING;
         }
 
         /** {@return whether {@code entry} (a reference taken for this waiter) now serves it} */
         boolean serve(Entry<K, V> entry) {
-            return outcome.compareAndSet(WAITING, entry);
+            return outcome.get() == Phase.WAITING && outcome.compareAndSet(Phase.WAITING, new Served(entry));
         }
 
         /** {@return whether the waiter's own wait decided its outcome} (false: it was served) */
         boolean settle() {
-            return outcome.compareAndSet(WAITING, SETTLED) || outcome.get() == SETTLED;
+            return outcome.compareAndSet(Phase.WAITING, Phase.SETTLED) || outcome.get() == Phase.SETTLED;
         }
 
         /** {@return the entry that served this waiter}; only after {@link #settle()} returned false */
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings("unchecked") // served by an entry of this waiter's pool
         Entry<K, V> served() {
-            return (Entry<K, V>) outcome.get();
+            if (outcome.get() instanceof Served served) {
+                return (Entry<K, V>) served.entry();
+            }
+            throw new IllegalStateException("waiter for key " + Keys.describe(key) + " was not served");
         }
     }
 }

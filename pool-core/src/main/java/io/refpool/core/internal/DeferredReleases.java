@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
 import java.util.ArrayList;
@@ -21,8 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  *   release            applied as
  *   Entry              a plain decrement of whatever the count is then (a key acquired again in
- *                      between stays live); at 0, {@link Capacity#reachedZero} idles or disposes it
+ *                      between stays live); at 0, {@link EndOfLife#reachedZero} idles or disposes it
  *   Eviction           a disposal, if the object is still idle from the spell that was evicted
+ *                      ({@link EndOfLife#applyEviction})
  *
  *   flag       to       by
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
@@ -45,7 +45,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * the drain does not block; nothing is thrown at the enqueuing caller (a handle's {@code close()}).
  */
 final class DeferredReleases<K, V> {
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final PoolCounters counters;
+    private final SlotTable<K, V> slots;
+    private final EndOfLife<K, V> endOfLife;
+    private final Disposals<K, V> disposals;
+    private final Attacher<K, V> attacher;
     private final ReleaseQueue<Release> queue = new ReleaseQueue<>();
     private final Executor executor;
     private final long drainDelayNanos;
@@ -55,8 +60,22 @@ final class DeferredReleases<K, V> {
     /** Serializes flushes: each waits for the epoch it ended, and only one epoch is ended at a time. */
     private final ReentrantLock flushes = new ReentrantLock();
 
-    DeferredReleases(PoolCore<K, V> core, Executor executor, long drainDelayNanos, int drainThreshold) {
-        this.core = core;
+    DeferredReleases(
+            PoolState pool,
+            PoolCounters counters,
+            SlotTable<K, V> slots,
+            EndOfLife<K, V> endOfLife,
+            Disposals<K, V> disposals,
+            Attacher<K, V> attacher,
+            Executor executor,
+            long drainDelayNanos,
+            int drainThreshold) {
+        this.pool = pool;
+        this.counters = counters;
+        this.slots = slots;
+        this.endOfLife = endOfLife;
+        this.disposals = disposals;
+        this.attacher = attacher;
         this.executor = executor;
         this.drainDelayNanos = drainDelayNanos;
         this.drainThreshold = drainThreshold;
@@ -74,7 +93,7 @@ final class DeferredReleases<K, V> {
     void enqueue(Release release) {
         int pending = queue.enqueue(release);
         boolean eviction = release instanceof Eviction;
-        if ((pending >= drainThreshold || core.isClosed()) && !eviction) {
+        if ((pending >= drainThreshold || pool.isClosed()) && !eviction) {
             if (!urgentScheduled.get() && urgentScheduled.compareAndSet(false, true)) {
                 submit(urgentScheduled);
             }
@@ -89,7 +108,7 @@ final class DeferredReleases<K, V> {
                     .execute(() -> submit(delayedScheduled));
         } catch (Throwable timerFailed) {
             delayedScheduled.set(false); // the next enqueue or attach takes over
-            core.report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
+            pool.report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
         }
     }
 
@@ -98,7 +117,7 @@ final class DeferredReleases<K, V> {
         try {
             DrainerThreads.shared().execute(submit);
         } catch (Throwable noThread) {
-            core.report(
+            pool.report(
                     PoolError.Kind.DRAINER_FAILED,
                     null,
                     "no drainer thread could take a delayed drain; retrying after the drain delay",
@@ -113,13 +132,13 @@ final class DeferredReleases<K, V> {
             executor.execute(drain);
             return;
         } catch (RejectedExecutionException rejected) {
-            core.report(
+            pool.report(
                     PoolError.Kind.DRAINER_REJECTED,
                     null,
                     "the pool's executor rejected a drain; it runs on the thread that scheduled it",
                     rejected);
         } catch (Throwable failed) {
-            core.report(
+            pool.report(
                     PoolError.Kind.DRAINER_FAILED,
                     null,
                     "the pool's executor failed to take a drain; it runs on the thread that scheduled it",
@@ -136,12 +155,12 @@ final class DeferredReleases<K, V> {
         Thread thread = Thread.currentThread();
         String threadName = DrainerThreads.owns(thread) ? thread.getName() : null;
         if (threadName != null) {
-            thread.setName(threadName + " (pool '" + core.name() + "')"); // a thread dump names the pool
+            thread.setName(threadName + " (pool '" + pool.name() + "')"); // a thread dump names the pool
         }
         try {
-            core.attacher.runInternal(this::applyAll);
+            attacher.runInternal(this::applyAll);
         } catch (Throwable e) {
-            core.report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
+            pool.report(PoolError.Kind.DRAINER_FAILED, null, "the drainer failed to apply pending releases", e);
         } finally {
             if (threadName != null) {
                 thread.setName(threadName);
@@ -151,7 +170,7 @@ final class DeferredReleases<K, V> {
 
     /** The idle tier evicted {@code value}: its disposal is queued. {@return whether it was pooled} */
     boolean evicted(V value, EvictionCause cause) {
-        Entry<K, V> entry = core.slots.byIdentity(value);
+        Entry<K, V> entry = slots.byIdentity(value);
         if (entry == null) {
             return false;
         }
@@ -215,70 +234,26 @@ final class DeferredReleases<K, V> {
         PoolEvents.Drain event = new PoolEvents.Drain();
         event.begin();
         try {
-            core.disposals.batch(s, () -> {
+            disposals.batch(s, () -> {
                 for (Release item : batch) {
                     try {
                         if (item instanceof Eviction) {
-                            applyEviction((Eviction<K, V>) item, s);
+                            endOfLife.applyEviction((Eviction<K, V>) item, s);
                         } else if (((Entry<K, V>) item).release() == 0) {
-                            core.capacity.reachedZero((Entry<K, V>) item, s);
+                            endOfLife.reachedZero((Entry<K, V>) item, s);
                         }
                     } catch (Entry.DoubleRelease e) {
-                        core.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, null, e.getMessage(), e);
+                        pool.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, null, e.getMessage(), e);
                     } catch (Throwable e) {
-                        core.report(PoolError.Kind.DRAINER_FAILED, null, "applying a deferred release failed", e);
+                        pool.report(PoolError.Kind.DRAINER_FAILED, null, "applying a deferred release failed", e);
                     }
                 }
             });
         } finally {
-            core.counters.drains.increment();
-            event.pool = core.name();
+            counters.drains.increment();
+            event.pool = pool.name();
             event.batchSize = batch.size();
             event.commit();
-        }
-    }
-
-    /**
-     * Applies the cache's eviction of an object. Idle since the cache decided (for expiry: since the
-     * cache took it, whose clock runs from that put): disposed. Idle but used since: put back, so the
-     * policy sees it anew. Live: the cache has let go of it, and its next idle puts it again. The
-     * spell, not the cache, decides: Caffeine calls the listener inside its removal, so a drain in that
-     * window must not ask the cache.
-     */
-    private void applyEviction(Eviction<K, V> eviction, AttachState s) {
-        Entry<K, V> entry = eviction.entry();
-        int cachedSpell = entry.uncache(); // from here a releaser puts it again itself
-        if (entry.count() != 0) {
-            return; // live, or disposed already
-        }
-        int idleSince = eviction.cause() == EvictionCause.EXPIRED ? cachedSpell : eviction.spell();
-        if (entry.idleSpell() == idleSince) {
-            if (core.disposals.claim(entry, s, disposalCause(eviction.cause()))) {
-                core.counters.evicted(eviction.cause());
-                // no disposed object stays cached: a releaser's put may have raced the claim (a put
-                // this misses sees the claim itself: IdleTier.put), and after an expiry a put that
-                // found the object's own entry expired may have taken that entry over (Caffeine
-                // reports the expiry and keeps the entry for the new value, the same object), which
-                // the object's mark does not show: the cache is asked (a remove allocates, so only then)
-                if (entry.isCached() || eviction.cause() == EvictionCause.EXPIRED) {
-                    core.idle.remove(entry);
-                }
-            }
-        } else if (!core.idle.putAgain(entry)) {
-            core.disposals.claim(entry, s, disposalCause(eviction.cause()));
-        }
-    }
-
-    private static DisposalCause disposalCause(EvictionCause cause) {
-        switch (cause) {
-            case EXPIRED:
-                return DisposalCause.EXPIRED;
-            case COLLECTED:
-                return DisposalCause.COLLECTED;
-            case CAPACITY:
-                return DisposalCause.CAPACITY;
-            default:
-                return DisposalCause.SIZE;
         }
     }
 }

@@ -1,11 +1,10 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
 import io.refpool.core.Disposer;
 import io.refpool.core.PoolError;
 
 /**
- * Disposal: the claim of an object at count 0, each thread's work list, and the disposer call.
+ * Disposal: each thread's work list of claimed objects, and the disposer call.
  *
  * <h2>Implementation notes</h2>
  *
@@ -16,19 +15,23 @@ import io.refpool.core.PoolError;
  *   disposing              not disposing the outermost batch, after running the work list dry
  * </pre>
  *
- * <p>A claim is {@link Entry#tryDispose()}, a CAS from exactly 0, so an object revived in between
- * is never disposed and each object is disposed once. Disposals on a thread run in one loop over its
+ * <p>Objects arrive here claimed ({@link EndOfLife}, a CAS from exactly 0), so an object revived in
+ * between is never disposed and each object is disposed once. Disposals on a thread run in one loop over its
  * work list ({@link AttachState#disposals}): a disposer that closes handles to other objects extends
  * the loop instead of recursing, so a chain of a million objects does not overflow the stack. The
  * disposer runs attached and outside every lock; whatever it throws is reported and the object
  * counts as disposed, its capacity permit given back.
  */
 final class Disposals<K, V> {
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final PoolCounters counters;
+    private final SlotTable<K, V> slots;
     private final Disposer<? super K, ? super V> disposer;
 
-    Disposals(PoolCore<K, V> core, Disposer<? super K, ? super V> disposer) {
-        this.core = core;
+    Disposals(PoolState pool, PoolCounters counters, SlotTable<K, V> slots, Disposer<? super K, ? super V> disposer) {
+        this.pool = pool;
+        this.counters = counters;
+        this.slots = slots;
         this.disposer = disposer;
     }
 
@@ -48,19 +51,6 @@ final class Disposals<K, V> {
         } finally {
             s.disposing = false;
         }
-    }
-
-    /**
-     * Claims an object at count 0 and disposes it in this thread's loop.
-     *
-     * @return whether the claim succeeded (false if it was revived or is disposed already)
-     */
-    boolean claim(Entry<K, V> entry, AttachState s, DisposalCause cause) {
-        if (!entry.tryDispose(cause)) {
-            return false;
-        }
-        disposeClaimedInLoop(entry, s);
-        return true;
     }
 
     /** Disposes an object this thread claimed, in this thread's disposal loop (no recursion). */
@@ -98,17 +88,17 @@ final class Disposals<K, V> {
         try {
             disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
-            core.report(
+            pool.report(
                     PoolError.Kind.DISPOSER_FAILED,
                     entry.key,
                     "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
-            core.slots.disposed(entry); // from here the key's next object may be created
+            slots.disposed(entry); // from here the key's next object may be created
             if (entry.permit != null) {
                 entry.permit.close();
             }
-            core.counters.disposed(entry.disposalCause());
+            counters.disposed(entry.disposalCause());
         }
     }
 }

@@ -36,12 +36,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  *
  * <p>Reaching zero does not dispose by itself: the object then goes to the idle cache, or is
- * disposed through {@link #tryDispose()}, whose CAS from exactly 0 fails if the object was revived
+ * disposed through {@link #tryDispose()} (by {@link EndOfLife} only), whose CAS from exactly 0 fails if the object was revived
  * in between. A deferred decrement is therefore a plain decrement of whatever the count is when it
  * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
  * retain of a disposed object fails and a release of one is reported, never applied.
  */
-final class Entry<K, V> implements Slot, Release {
+final class Entry<K, V> implements Slot, Release, Attempt {
     /**
      * The count of a disposed object: far below zero, so a stray +1 of a retain that raced the
      * disposal (and takes it back at once) leaves the count negative. Any negative count means
@@ -153,6 +153,20 @@ final class Entry<K, V> implements Slot, Release {
         if (before < 0) {
             COUNT.getAndAdd(this, -1);
             return DISPOSED;
+        }
+        return before;
+    }
+
+    /**
+     * Adds a reference to a live or idle object, as {@link #tryRetain}, and counts a revive (count 0
+     * to 1) as an idle hit: the one retain of every acquire path.
+     *
+     * @return the count before, or {@link #DISPOSED}
+     */
+    int retainLive(PoolCounters counters) {
+        int before = tryRetain();
+        if (before == 0) {
+            counters.idleHits.increment(); // the cache keeps its entry (see IdleTier)
         }
         return before;
     }

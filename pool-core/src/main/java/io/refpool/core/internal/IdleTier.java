@@ -58,13 +58,28 @@ import java.util.function.Predicate;
  * it.
  */
 final class IdleTier<K, V> {
-    private final PoolCore<K, V> core;
+    /** Where the cache's evictions go: queued for the attached drain, which decides. */
+    @FunctionalInterface
+    interface Evictions<V> {
+        /** {@return whether {@code value} is a pooled object, whose eviction is now queued} */
+        boolean evicted(V value, EvictionCause cause);
+    }
+
+    private final PoolState pool;
+    private final SlotTable<K, V> slots;
+    private final Evictions<V> evictions;
     private final Cache<K, V> cache;
     /** The cache's size or weight bound, or {@code null} if it has none. */
     private final Policy.Eviction<K, V> bound;
 
-    IdleTier(PoolCore<K, V> core, Consumer<? super Caffeine<Object, Object>> configurer) {
-        this.core = core;
+    IdleTier(
+            PoolState pool,
+            SlotTable<K, V> slots,
+            Evictions<V> evictions,
+            Consumer<? super Caffeine<Object, Object>> configurer) {
+        this.pool = pool;
+        this.slots = slots;
+        this.evictions = evictions;
         Caffeine<Object, Object> builder = Caffeine.newBuilder();
         configurer.accept(builder);
         try {
@@ -101,12 +116,12 @@ final class IdleTier<K, V> {
     boolean idle(Entry<K, V> entry) {
         entry.idling(true);
         try {
-            core.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
+            pool.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
             int spell = entry.beginIdleSpell();
             if (!entry.isCached() && !put(entry, spell)) {
                 return false;
             }
-            core.hook(PoolHooks.Point.AFTER_IDLE_PUT);
+            pool.hook(PoolHooks.Point.AFTER_IDLE_PUT);
             return true;
         } finally {
             entry.idling(false);
@@ -119,13 +134,13 @@ final class IdleTier<K, V> {
     }
 
     private boolean put(Entry<K, V> entry, int spell) {
-        core.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
+        pool.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
         entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
             insert(entry);
         } catch (Throwable cacheFailed) { // the weigher, or the key's hashCode
             entry.uncache();
-            core.report(
+            pool.report(
                     PoolError.Kind.IDLE_CACHE_FAILED,
                     entry.key,
                     "the idle cache could not take the object of key " + Keys.describe(entry.key)
@@ -174,7 +189,7 @@ final class IdleTier<K, V> {
 
     /** {@return whether a cached value is not the current object of a live entry} (disposed or retired) */
     private boolean isStale(V value) {
-        Entry<K, V> other = core.slots.byIdentity(value);
+        Entry<K, V> other = slots.byIdentity(value);
         return other == null || other.count() < 0 || other.isRetired();
     }
 
@@ -197,7 +212,7 @@ final class IdleTier<K, V> {
     }
 
     private void reportRemoveFailed(Entry<K, V> entry, Throwable cacheFailed) {
-        core.report(
+        pool.report(
                 PoolError.Kind.IDLE_CACHE_FAILED,
                 entry.key,
                 "the idle cache failed to let go of the object of key " + Keys.describe(entry.key),
@@ -248,7 +263,7 @@ final class IdleTier<K, V> {
         try {
             cache.cleanUp();
         } catch (Throwable cacheFailed) {
-            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
+            pool.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache's maintenance failed", cacheFailed);
         }
     }
 
@@ -257,13 +272,13 @@ final class IdleTier<K, V> {
         try {
             cache.invalidateAll();
         } catch (Throwable cacheFailed) { // a key's hashCode: the caller disposes them all the same
-            core.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache failed to empty", cacheFailed);
+            pool.report(PoolError.Kind.IDLE_CACHE_FAILED, null, "the idle cache failed to empty", cacheFailed);
         }
     }
 
     private void onEvicted(K key, V value, RemovalCause cause) {
-        if (value != null && core.releases.evicted(value, evictionCause(cause))) {
-            core.hook(PoolHooks.Point.EVICTION_QUEUED);
+        if (value != null && evictions.evicted(value, evictionCause(cause))) {
+            pool.hook(PoolHooks.Point.EVICTION_QUEUED);
         }
     }
 

@@ -8,6 +8,7 @@ import java.lang.ref.Cleaner;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
 /**
  * Leak detection: a tracked handle is registered with a {@link Cleaner}; if it becomes unreachable
@@ -25,13 +26,24 @@ final class LeakTracker {
         return thread;
     });
 
-    private final PoolCore<?, ?> core;
+    private final PoolState pool;
+    private final PoolCounters counters;
+    /** Where a leaked handle's reference goes: the deferred queue (the cleaner thread is never attached). */
+    private final DeferredReleases<?, ?> releases;
+
     private final LeakDetection mode;
     private final int sampleInterval;
     private final Set<Tracked> open = ConcurrentHashMap.newKeySet();
 
-    LeakTracker(PoolCore<?, ?> core, LeakDetection mode, int sampleInterval) {
-        this.core = core;
+    LeakTracker(
+            PoolState pool,
+            PoolCounters counters,
+            DeferredReleases<?, ?> releases,
+            LeakDetection mode,
+            int sampleInterval) {
+        this.pool = pool;
+        this.counters = counters;
+        this.releases = releases;
         this.mode = mode;
         this.sampleInterval = sampleInterval;
     }
@@ -41,19 +53,19 @@ final class LeakTracker {
      * its reference, so nothing here may throw and lose it: tracking that fails leaves the handle
      * untracked
      */
-    <K, V> PooledHandle<K, V> newHandle(PoolCore<K, V> pool, Entry<K, V> entry, AttachState opener) {
+    <H> H newHandle(Entry<?, ?> entry, Function<Tracked, H> handleOf) {
         Tracked tracked = null;
         try {
             tracked = track(entry);
         } catch (Throwable e) {
-            core.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
+            pool.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
         }
-        PooledHandle<K, V> handle = new PooledHandle<>(pool, entry, tracked, opener);
+        H handle = handleOf.apply(tracked);
         if (tracked != null) {
             try {
                 register(handle, tracked);
             } catch (Throwable e) {
-                core.report(
+                pool.report(
                         PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
             }
         }
@@ -61,14 +73,19 @@ final class LeakTracker {
     }
 
     /** The cleaner found a tracked handle of {@code entry} unreachable while open: release it, report it. */
-    private <K, V> void leaked(PoolCore<K, V> pool, Entry<K, V> entry, Throwable site) {
-        pool.counters.leaks.increment();
+    /** {@return whether any handle may be tracked} (false: leak detection is off) */
+    boolean tracks() {
+        return mode != LeakDetection.OFF;
+    }
+
+    private void leaked(Entry<?, ?> entry, Throwable site) {
+        counters.leaks.increment();
         PoolEvents.Leak event = new PoolEvents.Leak();
-        event.pool = core.name();
+        event.pool = pool.name();
         event.key = Keys.text(entry.key);
         event.site = site == null ? null : describe(site);
         event.commit();
-        pool.releases.enqueue(entry);
+        releases.enqueue(entry);
         pool.report(
                 PoolError.Kind.HANDLE_LEAKED,
                 entry.key,
@@ -98,7 +115,7 @@ final class LeakTracker {
         if (open[0] == 0) {
             return;
         }
-        core.report(
+        pool.report(
                 PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                 null,
                 open[0] + " handle(s) still open when the pool closed, on keys " + keys
@@ -133,7 +150,7 @@ final class LeakTracker {
     /** Reports each tracked handle still open, with its acquisition site. */
     void reportOpen() {
         for (Tracked tracked : open) {
-            core.report(
+            pool.report(
                     PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
                     tracked.entry.key,
                     "a handle for key " + Keys.describe(tracked.entry.key) + " was still open when the pool closed"
@@ -198,12 +215,7 @@ final class LeakTracker {
                 return;
             }
             tracker.open.remove(this);
-            leakedEntry(tracker.core, entry, site);
-        }
-
-        @SuppressWarnings("unchecked")
-        private static <K, V> void leakedEntry(PoolCore<K, V> core, Entry<?, ?> entry, Throwable site) {
-            core.leakTracker().leaked(core, (Entry<K, V>) entry, site);
+            tracker.leaked(entry, site);
         }
     }
 }

@@ -13,18 +13,35 @@ import java.util.concurrent.CancellationException;
  * <pre>
  *   object        to                    by
  *   live          retired (vacated)     invalidate: the slot lets go, holders keep it; disposed by
- *                                       the release that brings it to 0 (Capacity.reachedZero); its
+ *                                       the release that brings it to 0 (EndOfLife.reachedZero); its
  *                                       successor may exist before it is disposed
  *   idle          DISPOSED              invalidate or clearIdle: the claim from exactly 0
- *                                       ({@link #disposeIdle}), then out of the cache, then disposed;
+ *                                       ({@link EndOfLife#disposeIdle}), then out of the cache, then disposed;
  *                                       the slot keeps it until its disposer returns
  * </pre>
  */
 public final class LifecycleControl<K, V> {
-    private final PoolCore<K, V> core;
+    private final PoolState pool;
+    private final Attacher<K, V> attacher;
+    private final SlotTable<K, V> slots;
+    private final DeferredReleases<K, V> releases;
+    private final EndOfLife<K, V> endOfLife;
+    /** {@code null} without an idle cache. */
+    private final IdleTier<K, V> idle;
 
-    LifecycleControl(PoolCore<K, V> core) {
-        this.core = core;
+    LifecycleControl(
+            PoolState pool,
+            Attacher<K, V> attacher,
+            SlotTable<K, V> slots,
+            DeferredReleases<K, V> releases,
+            EndOfLife<K, V> endOfLife,
+            IdleTier<K, V> idle) {
+        this.pool = pool;
+        this.attacher = attacher;
+        this.slots = slots;
+        this.releases = releases;
+        this.endOfLife = endOfLife;
+        this.idle = idle;
     }
 
     /**
@@ -32,24 +49,24 @@ public final class LifecycleControl<K, V> {
      * threads are applying. A closed pool has none: close applied them.
      */
     public void flush() {
-        if (core.isClosed()) {
+        if (pool.isClosed()) {
             return;
         }
         AttachState s;
         try {
-            s = core.attacher.enterClosure("flush()");
+            s = attacher.enterClosure("flush()");
         } catch (PoolClosedException closedMeanwhile) {
             return;
         }
         int level = s.depth;
         try {
-            core.releases.flush(s);
+            releases.flush(s);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancellationException("interrupted while flush() waited for releases another thread is"
                     + " applying; the interrupt status is kept, and those releases are still applied");
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
     }
 
@@ -61,22 +78,22 @@ public final class LifecycleControl<K, V> {
      */
     public boolean invalidate(K key) {
         Objects.requireNonNull(key, "key");
-        AttachState s = core.attacher.enterClosure("invalidate()");
+        AttachState s = attacher.enterClosure("invalidate()");
         int level = s.depth;
         try {
-            Entry<K, V> entry = core.slots.entry(key);
+            Entry<K, V> entry = slots.entry(key);
             if (entry == null || !entry.retire()) {
                 return false;
             }
             // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
             // object waits for it; in use: the slot lets go at once, so new acquires get a new object
-            // while the holders keep this one, disposed when its count reaches 0 (Capacity.reachedZero)
-            if (!disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
-                core.slots.vacate(entry);
+            // while the holders keep this one, disposed when its count reaches 0 (EndOfLife.reachedZero)
+            if (!endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
+                slots.vacate(entry);
             }
             return true;
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
     }
 
@@ -86,46 +103,21 @@ public final class LifecycleControl<K, V> {
      * @return how many this call disposed
      */
     public int clearIdle() {
-        AttachState s = core.attacher.enterClosure("clearIdle()");
+        AttachState s = attacher.enterClosure("clearIdle()");
         int level = s.depth;
         try {
-            int[] cleared = {0};
-            core.slots.forEachEntry(entry -> {
-                if (entry.count() == 0 && disposeIdle(entry, s, DisposalCause.CLEARED)) {
-                    cleared[0]++;
-                }
-            });
-            return cleared[0];
+            return endOfLife.clearIdle(s);
         } finally {
-            core.attacher.exitClosure(s, level);
+            attacher.exitClosure(s, level);
         }
-    }
-
-    /**
-     * Claims an object at count 0 and disposes it, taking it out of the idle cache first if the cache
-     * holds it (a releaser's put that this misses sees the claim itself: {@code IdleTier.put}). The
-     * cache is asked, not the object's mark: an entry can hold the object while it is marked
-     * uncached (see {@code IdleTier}).
-     *
-     * @return whether this call claimed it (false: revived, or disposed already)
-     */
-    boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
-        if (!entry.tryDispose(cause)) {
-            return false;
-        }
-        if (core.idle != null) {
-            core.idle.remove(entry);
-        }
-        core.disposals.disposeClaimedInLoop(entry, s);
-        return true;
     }
 
     /** {@return how many objects the idle cache holds, after its pending maintenance} (diagnostics) */
     public long cachedCount() {
-        if (core.idle == null) {
+        if (idle == null) {
             return 0;
         }
-        core.idle.cleanUp();
-        return core.idle.size();
+        idle.cleanUp();
+        return idle.size();
     }
 }

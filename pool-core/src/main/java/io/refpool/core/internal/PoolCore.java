@@ -2,11 +2,10 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
-import io.refpool.core.DisposalCause;
 import io.refpool.core.ErrorListener;
+import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
-import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
@@ -20,8 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * The pool: owns its lifecycle and wires the protocol owners together. {@code RefPool} is its
- * public face.
+ * The pool: owns its lifecycle and wires the protocol owners together; nothing else. {@code
+ * RefPool} is its public face and calls the owners it returns ({@link #calls}, {@link #control},
+ * {@link #readings}) directly.
  *
  * <h2>Implementation notes</h2>
  *
@@ -34,21 +34,35 @@ import java.util.function.Function;
  *   {@link Entry}              an object's reference count and idle spells
  *   {@link IdleTier}           the Caffeine idle cache
  *   {@link Capacity}           permits, the line of waiters, the waiter-versus-idle race
- *   {@link Disposals}          the claim, the per-thread work list, the disposer call
+ *   {@link EndOfLife}          every way out of "live": count 0, eviction, disposal on demand,
+ *                              capacity reclaim, close; the one claim of an object for disposal
+ *   {@link Disposals}          the per-thread work list of claimed objects, the disposer call
  *   {@link LeakTracker}        handles that become unreachable while open
- *   {@link LifecycleControl}   flush, invalidate and clearIdle: retiring objects on demand
+ *   {@link Handles}            making a handle where the API returns one; giving a reference back
+ *   {@link Acquirer}           the acquire paths: a retained entry, or a handle at the edge
+ *   {@link Calls}              call, callAsync, attached
+ *   {@link LifecycleControl}   flush, invalidate and clearIdle, attached as needed
+ * </pre>
  *
+ * <p>Each owner is given, when it is built, the few owners it calls, and {@link PoolState} for the
+ * pool itself; no owner holds the pool. They are built in the order they call each other; the
+ * three calls back up that order (an attach applies pending releases, the cache's evictions are
+ * queued, a creation that cannot be published is disposed) and a creation's reclaim of capacity
+ * go through narrow interfaces ({@link Attacher.PendingReleases}, {@link IdleTier.Evictions},
+ * {@link SlotTable.Unpublishable}, {@link Capacity.Reclaimer}).
+ *
+ * <pre>
  *   lifecycle   to        by
  *   OPEN        CLOSING   the first close(); new attaches and acquires are refused from here on
  *   CLOSING     CLOSED    that close(), after failing waiters, draining and disposing idle objects
  * </pre>
  *
  * <p>A handle closed on an attached thread decrements now; anywhere else it enqueues a pending
- * decrement, applied by the next attach or the drainer. At count 0 {@link Capacity#reachedZero}
+ * decrement, applied by the next attach or the drainer. At count 0 {@link EndOfLife#reachedZero}
  * idles the object or disposes it. Applying a deferred decrement is a plain decrement of whatever the
  * count is then, so a key acquired again in between stays live.
  */
-public final class PoolCore<K, V> {
+public final class PoolCore<K, V> implements PoolState {
     static final ErrorListener LOGGING_LISTENER = new ErrorListener() {
         private final System.Logger log = System.getLogger("io.refpool");
 
@@ -64,28 +78,27 @@ public final class PoolCore<K, V> {
 
     private final AttachMode attachMode;
     private final ErrorListener errors;
-    private final LeakTracker leaks;
     /** Leak detection is off: no handle is tracked. */
     private final boolean untracked;
 
-    final PoolCounters counters = new PoolCounters();
-
-    // the protocol owners, read by each other through these fields; idle is null without an idle cache
-    final DeferredReleases<K, V> releases;
-    final SlotTable<K, V> slots;
-    final IdleTier<K, V> idle;
-    final Capacity<K, V> capacity;
-    final Disposals<K, V> disposals;
-    final Attacher<K, V> attacher;
-    private final Acquirer<K, V> acquirer;
-
-    private final Calls<K, V> calls;
-    final LifecycleControl<K, V> control;
-    private final PoolReadings readings;
-    /** Whether {@code Handle.get()} checks that its thread may use the object. */
-    final boolean strictAccess;
-
     private final CancellationSource closing = new CancellationSource();
+    private final PoolCounters counters = new PoolCounters();
+
+    // the protocol owners, each given the few it calls when it is built; idle is null without an idle cache
+    private final Attacher<K, V> attacher;
+    private final Capacity<K, V> capacity;
+    private final SlotTable<K, V> slots;
+    private final Disposals<K, V> disposals;
+    private final IdleTier<K, V> idle;
+    private final EndOfLife<K, V> endOfLife;
+    private final DeferredReleases<K, V> releases;
+    private final LeakTracker leaks;
+    private final Handles<K, V> handles;
+    private final Acquirer<K, V> acquirer;
+    private final Calls<K, V> calls;
+    private final LifecycleControl<K, V> control;
+    private final PoolReadings readings;
+
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
     /** Counted down when the first close() has finished. */
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -102,20 +115,69 @@ public final class PoolCore<K, V> {
         this.name = config.name();
         this.attachMode = config.attachMode();
         this.errors = config.errors();
-        this.leaks = new LeakTracker(this, config.leakDetection(), config.leakSampleInterval());
         this.untracked = config.leakDetection() == LeakDetection.OFF;
-        this.releases =
-                new DeferredReleases<>(this, config.drainExecutor(), config.drainDelayNanos(), config.drainThreshold());
-        this.slots = new SlotTable<>(this, config.factory());
-        this.idle = config.idle() == null ? null : new IdleTier<>(this, config.idle());
-        this.capacity = new Capacity<>(this, config.maxObjects());
-        this.disposals = new Disposals<>(this, config.disposer());
-        this.attacher = new Attacher<>(this, config.attachMode());
-        this.acquirer = new Acquirer<>(this);
-        this.strictAccess = config.strictAccess();
-        this.calls = new Calls<>(this, config.callFunctions());
-        this.control = new LifecycleControl<>(this);
-        this.readings = new PoolReadings(this);
+        CancellationToken closingToken = closingToken();
+        // built in the order they call each other (see the class comment)
+        this.attacher = new Attacher<>(this, closingToken, this::applyIfDirty, attachMode);
+        this.capacity = new Capacity<>(
+                this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
+        this.slots = new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory());
+        this.disposals = new Disposals<>(this, counters, slots, config.disposer());
+        this.idle = config.idle() == null ? null : new IdleTier<>(this, slots, this::evicted, config.idle());
+        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
+        this.releases = new DeferredReleases<>(
+                this,
+                counters,
+                slots,
+                endOfLife,
+                disposals,
+                attacher,
+                config.drainExecutor(),
+                config.drainDelayNanos(),
+                config.drainThreshold());
+        this.leaks = new LeakTracker(this, counters, releases, config.leakDetection(), config.leakSampleInterval());
+        this.handles = new Handles<>(this, attacher, releases, endOfLife, leaks, config.strictAccess(), attachMode);
+        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
+        this.calls = new Calls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
+        this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);
+        this.readings = new PoolReadings(counters, releases.queue(), capacity);
+    }
+
+    // the three calls back up the order of construction
+
+    private void applyIfDirty(AttachState s) {
+        releases.applyIfDirty(s);
+    }
+
+    private boolean evicted(V value, EvictionCause cause) {
+        return releases.evicted(value, cause);
+    }
+
+    private void unpublishable(Entry<K, V> entry, AttachState s) {
+        endOfLife.unpublishable(entry, s);
+    }
+
+    /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */
+    private Capacity.Reclaimer reclaimer() {
+        return new Capacity.Reclaimer() {
+            @Override
+            public boolean reclaimOneIdle() {
+                return endOfLife.reclaimOneIdle();
+            }
+
+            @Override
+            public boolean reclaimUncached() {
+                return endOfLife.reclaimUncached();
+            }
+
+            @Override
+            public void applyPending(AttachState s) {
+                if (idle != null) {
+                    idle.cleanUp();
+                }
+                releases.applyAll(s);
+            }
+        };
     }
 
     // ---------------------------------------------------------------- wiring and lifecycle
@@ -129,32 +191,20 @@ public final class PoolCore<K, V> {
         return releases.queue();
     }
 
-    LeakTracker leakTracker() {
-        return leaks;
-    }
-
-    CancellationToken closingToken() {
-        return closing.token();
-    }
-
+    @Override
     public boolean isClosed() {
         return lifecycle.get() != OPEN;
     }
 
-    /** {@return "{@code operation} on closed pool 'name'"}, the message of a call refused after close */
-    String onClosedPool(String operation) {
-        return operation + " on closed pool '" + name + "'";
-    }
-
     /** {@return the pool's name}, as the builder set it or a generated one */
+    @Override
     public String name() {
         return name;
     }
 
-    void checkOpen(String operation) {
-        if (lifecycle.get() != OPEN) {
-            throw new PoolClosedException(onClosedPool(operation));
-        }
+    /** {@return the token the first close() cancels}: it ends every wait for the gate, capacity or a call */
+    CancellationToken closingToken() {
+        return closing.token();
     }
 
     public boolean isAttached() {
@@ -162,23 +212,39 @@ public final class PoolCore<K, V> {
     }
 
     /**
+     * What a thread keeps of a pool, for tests that check it is let go.
+     *
+     * @param attachState the thread's attach state of the pool
+     * @param disposalWorkList the thread's disposal work list
+     */
+    public record ThreadState(Object attachState, Object disposalWorkList) {}
+
+    /**
      * {@return the calling thread's attach state of this pool and its disposal work list}, for
      * tests of what a thread keeps of a pool; creates the state if the thread has none
      */
-    public Object[] threadStateForTests() {
+    public ThreadState threadStateForTests() {
         AttachState s = attacher.state();
-        return new Object[] {s, s.disposals};
+        return new ThreadState(s, s.disposals);
     }
 
-    /** Installs the test seam; {@code null} turns it off. */
+    /**
+     * Installs the test seam; {@code null} turns it off.
+     *
+     * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
+     */
     public void setHooks(PoolHooks hooks) {
+        TestSeams.checkInstallable(hooks);
         this.hooks = hooks;
     }
 
-    void hook(PoolHooks.Point point) {
-        PoolHooks h = hooks;
-        if (h != null) {
-            h.at(point);
+    @Override
+    public void hook(PoolHooks.Point point) {
+        if (TestSeams.ON) { // folded away when the seams are off
+            PoolHooks h = hooks;
+            if (h != null) {
+                h.at(point);
+            }
         }
     }
 
@@ -230,30 +296,9 @@ public final class PoolCore<K, V> {
     public Handle<V> acquire(K key) {
         AttachState s = attacher.state();
         if (key != null && s.depth > 0 && untracked) {
-            return new PooledHandle<>(this, acquirer.retain(key, s), s);
+            return new PooledHandle<>(handles, acquirer.retain(key, s), s);
         }
         return acquirer.acquireAttached(key, s);
-    }
-
-    /**
-     * {@return a new reference to the live or idle object of {@code key}, with no handle}, or
-     * {@code null} if there is none (being created, absent, disposed) or the pool is closing. For an attached caller
-     * that releases it itself ({@link Calls#call}).
-     */
-    Entry<K, V> retainExisting(K key) {
-        if (lifecycle.get() == OPEN) {
-            Entry<K, V> entry = slots.entry(key);
-            if (entry != null) {
-                int before = entry.tryRetain();
-                if (before >= 0) {
-                    if (before == 0) {
-                        revived(entry);
-                    }
-                    return entry;
-                }
-            }
-        }
-        return null;
     }
 
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
@@ -265,47 +310,10 @@ public final class PoolCore<K, V> {
         return acquirer.acquireAsyncWithin(key, timeout);
     }
 
-    CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, io.refpool.sync.Guard permit) {
-        return acquirer.acquireWithPermit(key, token, permit);
-    }
+    // ---------------------------------------------------------------- errors
 
-    /** An acquire took an idle object back (count 0 to 1); the cache keeps its entry (see IdleTier). */
-    void revived(Entry<K, V> entry) {
-        counters.idleHits.increment();
-    }
-
-    /** {@return a new handle to {@code entry}, whose reference the caller already took} */
-    PooledHandle<K, V> newHandle(Entry<K, V> entry, AttachState opener) {
-        return untracked ? new PooledHandle<>(this, entry, opener) : leaks.newHandle(this, entry, opener);
-    }
-
-    // ---------------------------------------------------------------- release
-
-    /** A handle's close: now if attached, otherwise deferred. */
-    void release(Entry<K, V> entry, AttachState opener) {
-        AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
-        if (s.depth == 0) {
-            releases.enqueue(entry);
-        } else {
-            releaseAttached(entry, s);
-        }
-    }
-
-    /** Gives back a reference of {@code entry} on a thread that is attached ({@code s.depth > 0}). */
-    void releaseAttached(Entry<K, V> entry, AttachState s) {
-        int after;
-        try {
-            after = entry.release();
-        } catch (Entry.DoubleRelease e) { // the pool's defect: reported, never thrown at the handle's caller
-            report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, entry.key, e.getMessage(), e);
-            return;
-        }
-        if (after == 0) {
-            capacity.reachedZero(entry, s);
-        }
-    }
-
-    void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
+    @Override
+    public void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
         PoolError error = new PoolError(kind, key, message, cause);
         try {
             errors.onError(error);
@@ -364,16 +372,7 @@ public final class PoolCore<K, V> {
         try {
             AttachState s = attacher.state();
             releases.applyAll(s); // also releases whose flag is still in flight
-            if (idle != null) {
-                idle.clear(); // EXPLICIT: the loop below disposes what was idle
-            }
-            disposals.batch(
-                    s,
-                    () -> slots.forEachEntry(entry -> {
-                        if (entry.tryDispose(DisposalCause.CLOSED)) {
-                            s.disposals.add(entry);
-                        }
-                    }));
+            endOfLife.disposeAllAtClose(s);
             leaks.reportOpenAtClose(slots);
         } finally {
             attached.close();

@@ -2,7 +2,8 @@ package io.refpool.core.internal;
 
 /**
  * Test seam of the pool: called at named points so a test can hold one thread inside a race window
- * while another acts. Off ({@code null}) by default; a single volatile read per point when off.
+ * while another acts. Installable only where the build turns the seams on ({@link TestSeams}); a
+ * point then costs nothing otherwise, and one volatile read with no hook installed.
  */
 @FunctionalInterface
 public interface PoolHooks {

@@ -7,17 +7,19 @@ import io.refpool.core.DisposalCause;
  * {@code stats()} does to count live and idle objects.
  *
  * <pre>{@code
- * PoolReadings readings = core.readings();
+ * PoolReadings readings = pool.readings();
  * long idle = readings.idleNow();
  * }</pre>
  */
 public final class PoolReadings {
-    private final PoolCore<?, ?> core;
     private final PoolCounters counters;
+    private final ReleaseQueue<?> pending;
+    private final Capacity<?, ?> capacity;
 
-    PoolReadings(PoolCore<?, ?> core) {
-        this.core = core;
-        this.counters = core.counters;
+    PoolReadings(PoolCounters counters, ReleaseQueue<?> pending, Capacity<?, ?> capacity) {
+        this.counters = counters;
+        this.pending = pending;
+        this.capacity = capacity;
     }
 
     /** {@return objects with a reference now}, from the counters (see {@link PoolCounters#idleNow()}) */
@@ -32,17 +34,17 @@ public final class PoolReadings {
 
     /** {@return releases enqueued and not yet applied} */
     public long pendingNow() {
-        return core.releases.queue().volatileSize();
+        return pending.volatileSize();
     }
 
     /** {@return acquirers in line for capacity now} */
     public long capacityWaitersNow() {
-        return core.capacity.waiters();
+        return capacity.waiters();
     }
 
     /** {@return capacity permits free now, or -1 if the pool has no {@code maxObjects}} */
     public long freePermitsNow() {
-        return core.capacity.freePermits();
+        return capacity.freePermits();
     }
 
     /** {@return objects created so far} */

@@ -22,8 +22,8 @@ import java.util.concurrent.CompletionStage;
  * <p>The handle remembers the attach state of the thread that opened it, so a close on that
  * thread (the common case) finds out whether it is attached without a thread-local lookup.
  */
-final class PooledHandle<K, V> implements Handle<V>, Attempt {
-    private final PoolCore<K, V> core;
+final class PooledHandle<K, V> implements Handle<V> {
+    private final Handles<K, V> handles;
     private final Entry<K, V> entry;
     /** The leak detector's record of this handle, or {@code null} when it is not tracked. */
     private final LeakTracker.Tracked tracked;
@@ -38,15 +38,15 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
      * while detection is off: the JIT does not inline a constructor whose signature names an
      * unloaded class, and a handle whose constructor is not inlined cannot be scalar-replaced.
      */
-    PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, AttachState opener) {
-        this.core = core;
+    PooledHandle(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
+        this.handles = handles;
         this.entry = entry;
         this.tracked = null;
         this.opener = opener;
     }
 
-    PooledHandle(PoolCore<K, V> core, Entry<K, V> entry, LeakTracker.Tracked tracked, AttachState opener) {
-        this.core = core;
+    PooledHandle(Handles<K, V> handles, Entry<K, V> entry, LeakTracker.Tracked tracked, AttachState opener) {
+        this.handles = handles;
         this.entry = entry;
         this.tracked = tracked;
         this.opener = opener;
@@ -62,8 +62,8 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
     @Override
     public V get() {
         checkOpen("get()");
-        if (core.strictAccess) {
-            Section.checkAccess(core, entry, opener);
+        if (handles.strictAccess) {
+            Section.checkAccess(handles, entry, opener);
         }
         return entry.value;
     }
@@ -77,14 +77,14 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
     public Guard exclusive(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         checkOpen("exclusive()");
-        return Section.enter(core, entry, token);
+        return Section.enter(handles, entry, token);
     }
 
     @Override
     public Guard exclusive(Duration timeout) {
         Timeouts.positive(timeout);
         checkOpen("exclusive()");
-        return Section.enterWithin(core, entry, timeout);
+        return Section.enterWithin(handles, entry, timeout);
     }
 
     @Override
@@ -94,27 +94,11 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
             return CompletableFuture.failedStage(new IllegalStateException("exclusiveAsync() on the handle for key "
                     + Keys.describe(entry.key) + ", which is already closed"));
         }
-        return Section.enterAsync(core, entry, token, false);
+        return Section.enterAsync(handles, entry, token, false);
     }
 
     /** {@return the object this handle refers to, with its count and section} */
     Entry<K, V> entry() {
-        return entry;
-    }
-
-    /**
-     * Closes this handle, just opened by the calling thread and never given out, and hands its
-     * reference to the caller instead of giving it back: the caller wraps it in the handle it
-     * returns.
-     */
-    Entry<K, V> closeKeepingReference() {
-        synchronized (this) {
-            checkOpen("closeKeepingReference()");
-            open = false;
-        }
-        if (tracked != null) {
-            untrack();
-        }
         return entry;
     }
 
@@ -126,7 +110,7 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
             throw new IllegalStateException(
                     "share() on the handle for key " + Keys.describe(entry.key) + ", whose object is disposed");
         }
-        return core.newHandle(entry, opener);
+        return handles.newHandle(entry, opener);
     }
 
     @Override
@@ -151,7 +135,7 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
         if (tracked != null) {
             untrack();
         }
-        core.release(entry, opener);
+        handles.release(entry, opener);
     }
 
     private void untrack() {
@@ -161,7 +145,7 @@ final class PooledHandle<K, V> implements Handle<V>, Attempt {
 
     private void closedAgain() {
         if (tracked != null && tracked.paranoid()) {
-            core.report(
+            handles.report(
                     PoolError.Kind.HANDLE_CLOSED_TWICE,
                     entry.key,
                     "the handle for key " + Keys.describe(entry.key) + " was closed again; the second close did nothing"

@@ -229,8 +229,13 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
         return (boolean) DIRTY.getAcquire(this);
     }
 
-    /** Installs the test seam; {@code null} turns it off. */
+    /**
+     * Installs the test seam; {@code null} turns it off.
+     *
+     * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
+     */
     public void setHooks(ReleaseQueueHooks hooks) {
+        TestSeams.checkInstallable(hooks);
         this.hooks = hooks;
     }
 
@@ -240,9 +245,11 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
     }
 
     private void hook(Point point) {
-        ReleaseQueueHooks h = hooks;
-        if (h != null) {
-            h.at(point);
+        if (TestSeams.ON) { // folded away when the seams are off
+            ReleaseQueueHooks h = hooks;
+            if (h != null) {
+                h.at(point);
+            }
         }
     }
 }

@@ -2,7 +2,8 @@ package io.refpool.core.internal;
 
 /**
  * Test seam of {@link ReleaseQueue}: called at named points so a test can count lock acquisitions
- * or pause a releaser between its add and its flag store. Off ({@code null}) by default.
+ * or pause a releaser between its add and its flag store. Off ({@code null}) by default, and
+ * installable only where the build turns the seams on ({@link TestSeams}).
  */
 @FunctionalInterface
 public interface ReleaseQueueHooks {

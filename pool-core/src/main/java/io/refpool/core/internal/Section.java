@@ -84,20 +84,20 @@ final class Section {
      * Strict access: the calling thread must be attached to the pool and, in {@code PER_OBJECT}
      * mode, hold the object's section (or stop the world with {@code pool.exclusive()}).
      */
-    static <K, V> void checkAccess(PoolCore<K, V> core, Entry<K, V> entry, AttachState opener) {
+    static <K, V> void checkAccess(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
         Thread me = Thread.currentThread();
-        AttachState s = opener != null && opener.thread == me ? opener : core.attacher.state();
+        AttachState s = opener != null && opener.thread == me ? opener : handles.state();
         // after close nobody can attach: the objects still held stay usable, in their sections
-        if (s.depth == 0 && !core.isClosed()) {
+        if (s.depth == 0 && !handles.isClosed()) {
             throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " of pool '"
-                    + core.name() + "' on thread " + me.getName() + ", which is not attached to the pool"
+                    + handles.name() + "' on thread " + me.getName() + ", which is not attached to the pool"
                     + " (strictAccess): use the object inside pool.call, or attach first");
         }
-        if (core.attachMode() == AttachMode.PER_OBJECT && !(s.depth > 0 && s.exclusive)) {
+        if (handles.attachMode() == AttachMode.PER_OBJECT && !(s.depth > 0 && s.exclusive)) {
             Section section = entry.sectionIfCreated();
             if (section == null || !section.admits(me)) {
                 throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
-                        + " of pool '" + core.name() + "' on thread " + me.getName() + ", which does not hold the"
+                        + " of pool '" + handles.name() + "' on thread " + me.getName() + ", which does not hold the"
                         + " object's section (PER_OBJECT mode, strictAccess): use pool.call, or take"
                         + " Handle.exclusive() first");
             }
@@ -105,25 +105,25 @@ final class Section {
     }
 
     /** Takes the section of {@code entry} for the calling thread, parking while another holds it. */
-    static <K, V> Guard enter(PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token) {
-        return enter(core, entry, token, null);
+    static <K, V> Guard enter(Handles<K, V> handles, Entry<K, V> entry, CancellationToken token) {
+        return enter(handles, entry, token, null);
     }
 
     /**
-     * {@code Handle.exclusive(Duration)}: as {@link #enter(PoolCore, Entry, CancellationToken)}, the
+     * {@code Handle.exclusive(Duration)}: as {@link #enter(Handles, Entry, CancellationToken)}, the
      * wait limited to {@code timeout}; the timer is armed only if the section is taken.
      */
-    static <K, V> Guard enterWithin(PoolCore<K, V> core, Entry<K, V> entry, Duration timeout) {
-        return enter(core, entry, CancellationToken.none(), timeout);
+    static <K, V> Guard enterWithin(Handles<K, V> handles, Entry<K, V> entry, Duration timeout) {
+        return enter(handles, entry, CancellationToken.none(), timeout);
     }
 
     /** Takes the section with a reference of its own, given back if the wait fails. */
     private static <K, V> Guard enter(
-            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, Duration timeout) {
-        refuseUnattached(core, entry);
+            Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, Duration timeout) {
+        refuseUnattached(handles, entry);
         if (token.isCancellationRequested()) { // whether or not the section is free, as every wait does
             throw new CancellationException("exclusive() on the object of key " + Keys.describe(entry.key)
-                    + " in pool '" + core.name() + "' with a token that was already cancelled");
+                    + " in pool '" + handles.name() + "' with a token that was already cancelled");
         }
         Section section = entry.section();
         long me = Thread.currentThread().getId();
@@ -134,12 +134,12 @@ final class Section {
         try {
             Guard lockGuard = timeout == null
                     ? section.lockFor(me, entry, token)
-                    : section.lockWithin(me, entry, timeout, core.name());
-            return new Held<>(core, entry, section, lockGuard);
+                    : section.lockWithin(me, entry, timeout, handles.name());
+            return new Held<>(handles, entry, section, lockGuard);
         } catch (Throwable t) {
-            core.release(entry, null);
+            handles.release(entry, null);
             if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
-                throw (RuntimeException) Timeouts.named(t, name(core, entry));
+                throw (RuntimeException) Timeouts.named(t, name(handles, entry));
             }
             throw t;
         }
@@ -151,10 +151,10 @@ final class Section {
      * waits for the gate (see {@code Calls}). After close nobody can attach, and objects still held
      * stay usable in their sections.
      */
-    private static <K, V> void refuseUnattached(PoolCore<K, V> core, Entry<K, V> entry) {
-        if (!core.isAttached() && !core.isClosed()) {
+    private static <K, V> void refuseUnattached(Handles<K, V> handles, Entry<K, V> entry) {
+        if (!handles.isAttached() && !handles.isClosed()) {
             throw new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key)
-                    + " of pool '" + core.name() + "' on thread "
+                    + " of pool '" + handles.name() + "' on thread "
                     + Thread.currentThread().getName()
                     + ", which is not attached: take the section attached (inside pool.attach() or"
                     + " pool.attached), use pool.call, or use exclusiveAsync");
@@ -249,10 +249,10 @@ final class Section {
      * (a caller's own {@code exclusiveAsync}) it fails if the calling thread holds the section.
      */
     static <K, V> CompletionStage<Guard> enterAsync(
-            PoolCore<K, V> core, Entry<K, V> entry, CancellationToken token, boolean forCall) {
+            Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, boolean forCall) {
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedStage(new CancellationException("exclusiveAsync() on the object of key "
-                    + Keys.describe(entry.key) + " in pool '" + core.name() + "' with a token that was already"
+                    + Keys.describe(entry.key) + " in pool '" + handles.name() + "' with a token that was already"
                     + " cancelled"));
         }
         long granted = forCall ? RESERVED : ASYNC;
@@ -267,19 +267,19 @@ final class Section {
         }
         if (section.lock.tryLock()) {
             section.holder(granted);
-            return CompletableFuture.completedStage(new Held<>(core, entry, section, null));
+            return CompletableFuture.completedStage(new Held<>(handles, entry, section, null));
         }
         CompletableFuture<Guard> result = new CompletableFuture<>();
         CompletableFuture<Guard> wait = section.lock.acquire(token).toCompletableFuture();
         wait.whenComplete((lockGuard, failure) -> {
             if (failure != null) {
-                core.release(entry, null);
+                handles.release(entry, null);
                 result.completeExceptionally(Timeouts.named(
-                        failure instanceof CompletionException ? failure.getCause() : failure, name(core, entry)));
+                        failure instanceof CompletionException ? failure.getCause() : failure, name(handles, entry)));
                 return;
             }
             section.holder(granted);
-            Held<K, V> held = new Held<>(core, entry, section, lockGuard);
+            Held<K, V> held = new Held<>(handles, entry, section, lockGuard);
             if (!result.complete(held)) {
                 held.close(); // the caller gave up first
             }
@@ -293,8 +293,8 @@ final class Section {
     }
 
     /** {@return the section of {@code entry}, as messages name it} */
-    private static String name(PoolCore<?, ?> core, Entry<?, ?> entry) {
-        return "the section of key " + Keys.describe(entry.key) + " in pool '" + core.name() + "'";
+    private static String name(Handles<?, ?> handles, Entry<?, ?> entry) {
+        return "the section of key " + Keys.describe(entry.key) + " in pool '" + handles.name() + "'";
     }
 
     private static <K, V> void retain(Entry<K, V> entry) {
@@ -312,7 +312,7 @@ final class Section {
 
     /** A held section: closing it clears the holder, releases the lock, then the reference. */
     static final class Held<K, V> implements Guard {
-        private final PoolCore<K, V> core;
+        private final Handles<K, V> handles;
         private final Entry<K, V> entry;
         private final Section section;
         /** The lock's guard if the entry had to wait, else {@code null} (the raw tryLock pair). */
@@ -320,8 +320,8 @@ final class Section {
 
         private boolean closed;
 
-        Held(PoolCore<K, V> core, Entry<K, V> entry, Section section, Guard lockGuard) {
-            this.core = core;
+        Held(Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard) {
+            this.handles = handles;
             this.entry = entry;
             this.section = section;
             this.lockGuard = lockGuard;
@@ -341,7 +341,7 @@ final class Section {
                 closed = true;
             }
             section.unlock(lockGuard);
-            core.release(entry, null);
+            handles.release(entry, null);
         }
 
         @Override

@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.DisposalCause;
 import io.refpool.core.ObjectCreationException;
 import io.refpool.core.ObjectFactory;
 import io.refpool.core.PoolClosedException;
@@ -39,13 +38,33 @@ import java.util.function.Consumer;
  * later failure (the key's {@code hashCode} while publishing) disposes the object with it.
  */
 final class SlotTable<K, V> {
-    private final PoolCore<K, V> core;
+    /** What becomes of an object its creator could not publish: {@link EndOfLife#unpublishable}. */
+    @FunctionalInterface
+    interface Unpublishable<K, V> {
+        void dispose(Entry<K, V> entry, AttachState s);
+    }
+
+    private final PoolState pool;
+    private final PoolCounters counters;
+    private final Capacity<K, V> capacity;
+    private final Attacher<K, V> attacher;
+    private final Unpublishable<K, V> unpublishable;
     private final ObjectFactory<? super K, ? extends V> factory;
     private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
 
-    SlotTable(PoolCore<K, V> core, ObjectFactory<? super K, ? extends V> factory) {
-        this.core = core;
+    SlotTable(
+            PoolState pool,
+            PoolCounters counters,
+            Capacity<K, V> capacity,
+            Attacher<K, V> attacher,
+            Unpublishable<K, V> unpublishable,
+            ObjectFactory<? super K, ? extends V> factory) {
+        this.pool = pool;
+        this.counters = counters;
+        this.capacity = capacity;
+        this.attacher = attacher;
+        this.unpublishable = unpublishable;
         this.factory = factory;
     }
 
@@ -90,7 +109,7 @@ final class SlotTable<K, V> {
      * One attached attempt: share or revive the key's object, or create it.
      *
      * @param permit a capacity permit already held for a creation, or {@code null}
-     * @return a handle, {@link Attempt.NeedsCapacity}, or the {@link Creation} to wait for (possibly
+     * @return the key's entry with a reference taken for the caller, {@link Attempt.NeedsCapacity}, or the {@link Creation} to wait for (possibly
      *     this thread's own: an async continuation granted on a creating thread waits for it without
      *     blocking; a synchronous acquire refuses to wait for itself)
      */
@@ -105,15 +124,11 @@ final class SlotTable<K, V> {
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
-                int before = entry.tryRetain();
-                if (before >= 0) {
-                    if (before == 0) {
-                        core.revived(entry);
-                    }
+                if (entry.retainLive(counters) >= 0) {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
-                    return core.newHandle(entry, s);
+                    return entry;
                 }
                 if (!entry.retirement.isDone()) {
                     return entry.retirement; // claimed for disposal: its successor waits for the disposer
@@ -147,8 +162,7 @@ final class SlotTable<K, V> {
                                     + " factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
-            core.attacher.detached(
-                    s, () -> creation.handle((entry, failure) -> null).join());
+            attacher.detached(s, () -> creation.handle((entry, failure) -> null).join());
         }
         if (creation.isCompletedExceptionally()) {
             try {
@@ -163,15 +177,15 @@ final class SlotTable<K, V> {
         Guard permit = heldPermit;
         V value;
         try {
-            if (permit == null && core.capacity.isBounded()) {
-                permit = core.capacity.take(s);
+            if (permit == null && capacity.isBounded()) {
+                permit = capacity.take(s);
                 if (permit == null) {
                     abandon(key, creation, null); // nothing was made; waiters try again
                     return Attempt.NeedsCapacity.INSTANCE;
                 }
             }
-            if (core.isClosed()) {
-                throw new PoolClosedException(core.onClosedPool("acquire(" + Keys.describe(key) + ")"));
+            if (pool.isClosed()) {
+                throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
             value = factory.create(key);
             if (value == null) {
@@ -181,13 +195,13 @@ final class SlotTable<K, V> {
             Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                     ? failure
                     : new ObjectCreationException(
-                            "the factory for key " + Keys.describe(key) + " in pool '" + core.name() + "' threw "
+                            "the factory for key " + Keys.describe(key) + " in pool '" + pool.name() + "' threw "
                                     + Keys.describeFailure(failure),
                             failure);
             Capacity.giveBack(permit);
             abandon(key, creation, shaped);
             if (!(failure instanceof PoolClosedException)) {
-                core.report(
+                pool.report(
                         PoolError.Kind.FACTORY_FAILED,
                         key,
                         "the factory failed for key " + Keys.describe(key) + ": " + Keys.describeFailure(failure),
@@ -202,22 +216,20 @@ final class SlotTable<K, V> {
                     new IllegalStateException("the factory returned, for key " + Keys.describe(key)
                             + ", an instance that is already pooled under another key: each key needs its own object");
             abandon(key, creation, shared);
-            core.report(PoolError.Kind.FACTORY_FAILED, key, shared.getMessage(), shared);
+            pool.report(PoolError.Kind.FACTORY_FAILED, key, shared.getMessage(), shared);
             throw shared;
         }
-        core.counters.creations.increment(); // from here on the object is the pool's to dispose
+        counters.creations.increment(); // from here on the object is the pool's to dispose
         try {
             slots.replace(key, creation, entry);
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
             abandon(key, creation, keyFailed);
-            entry.release();
-            core.counters.reachedZero();
-            core.disposals.claim(entry, s, DisposalCause.CREATION_FAILED);
+            unpublishable.dispose(entry, s);
             throw unchecked(keyFailed);
         }
         creation.complete(entry);
-        core.capacity.published(entry); // the key's waiters in line for capacity share it
-        return core.newHandle(entry, s);
+        capacity.published(entry); // the key's waiters in line for capacity share it
+        return entry;
     }
 
     /** Takes a creation out of its slot and settles it; a slot the key's hashCode keeps is healed later. */

@@ -1,0 +1,107 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.AttachMode;
+import io.refpool.core.PoolError;
+
+/**
+ * The edge where references become handles and come back: a {@link PooledHandle} is made here, once,
+ * where the API returns one, and a reference given back goes through {@link #release}, applied at
+ * once on an attached thread and deferred on any other.
+ *
+ * <pre>
+ *   reference        to                  by
+ *   retained         handle              {@link #newHandle}: tracked by the leak detector if its mode
+ *                                        picks it
+ *   held             released now        {@link #releaseAttached}: a plain decrement; at 0,
+ *                                        {@link EndOfLife#reachedZero}
+ *   held             pending             {@link #release} off-attachment: queued for the next attach
+ *                                        or the drainer ({@link DeferredReleases})
+ * </pre>
+ */
+final class Handles<K, V> {
+    private final PoolState pool;
+    private final Attacher<K, V> attacher;
+    private final DeferredReleases<K, V> releases;
+    private final EndOfLife<K, V> endOfLife;
+    private final LeakTracker leaks;
+    /** Leak detection is off: no handle is tracked. */
+    private final boolean untracked;
+    /** Whether {@code Handle.get()} checks that its thread may use the object. */
+    final boolean strictAccess;
+
+    private final AttachMode attachMode;
+
+    Handles(
+            PoolState pool,
+            Attacher<K, V> attacher,
+            DeferredReleases<K, V> releases,
+            EndOfLife<K, V> endOfLife,
+            LeakTracker leaks,
+            boolean strictAccess,
+            AttachMode attachMode) {
+        this.pool = pool;
+        this.attacher = attacher;
+        this.releases = releases;
+        this.endOfLife = endOfLife;
+        this.leaks = leaks;
+        this.untracked = !leaks.tracks();
+        this.strictAccess = strictAccess;
+        this.attachMode = attachMode;
+    }
+
+    /** {@return a new handle to {@code entry}, whose reference the caller already took} */
+    PooledHandle<K, V> newHandle(Entry<K, V> entry, AttachState opener) {
+        return untracked
+                ? new PooledHandle<>(this, entry, opener)
+                : leaks.newHandle(entry, tracked -> new PooledHandle<>(this, entry, tracked, opener));
+    }
+
+    /** A handle's close: now if attached, otherwise deferred. */
+    void release(Entry<K, V> entry, AttachState opener) {
+        AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
+        if (s.depth == 0) {
+            releases.enqueue(entry);
+        } else {
+            releaseAttached(entry, s);
+        }
+    }
+
+    /** Gives back a reference of {@code entry} on a thread that is attached ({@code s.depth > 0}). */
+    void releaseAttached(Entry<K, V> entry, AttachState s) {
+        int after;
+        try {
+            after = entry.release();
+        } catch (Entry.DoubleRelease e) { // the pool's defect: reported, never thrown at the handle's caller
+            pool.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, entry.key, e.getMessage(), e);
+            return;
+        }
+        if (after == 0) {
+            endOfLife.reachedZero(entry, s);
+        }
+    }
+
+    /** {@return the calling thread's attach state of this pool} */
+    AttachState state() {
+        return attacher.state();
+    }
+
+    boolean isAttached() {
+        return attacher.state().depth > 0;
+    }
+
+    boolean isClosed() {
+        return pool.isClosed();
+    }
+
+    String name() {
+        return pool.name();
+    }
+
+    AttachMode attachMode() {
+        return attachMode;
+    }
+
+    void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
+        pool.report(kind, key, message, cause);
+    }
+}
