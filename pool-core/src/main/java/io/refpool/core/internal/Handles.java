@@ -58,7 +58,7 @@ final class Handles<K, V> {
 
     /** A handle's close: now if attached, otherwise deferred. */
     void release(Entry<K, V> entry, AttachState opener) {
-        AttachState s = opener != null && opener.thread == Thread.currentThread() ? opener : attacher.state();
+        AttachState s = stateOf(opener);
         if (s.depth == 0) {
             releases.enqueue(entry);
         } else {
@@ -83,6 +83,20 @@ final class Handles<K, V> {
     /** {@return the calling thread's attach state of this pool} */
     AttachState state() {
         return attacher.state();
+    }
+
+    /**
+     * {@return the calling thread's attach state, read from {@code opener} (the state of the thread
+     * that opened a handle) when that is this thread's and attached, which saves the thread-local
+     * lookup} A detached opener is not trusted: a thread's state is a thread-local, and a pool
+     * thread that clears its thread-locals between tasks (the common fork-join pool does) has a new
+     * one in its next task, while a handle opened in an earlier task still holds the old one. An
+     * attached state cannot be stale that way, as a task ends its attachments before it returns.
+     */
+    AttachState stateOf(AttachState opener) {
+        return opener != null && opener.thread == Thread.currentThread() && opener.depth > 0
+                ? opener
+                : attacher.state();
     }
 
     boolean isAttached() {

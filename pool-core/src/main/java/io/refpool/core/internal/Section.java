@@ -86,7 +86,7 @@ final class Section {
      */
     static <K, V> void checkAccess(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
         Thread me = Thread.currentThread();
-        AttachState s = opener != null && opener.thread == me ? opener : handles.state();
+        AttachState s = handles.stateOf(opener);
         // after close nobody can attach: the objects still held stay usable, in their sections
         if (s.depth == 0 && !handles.isClosed()) {
             throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " of pool '"
