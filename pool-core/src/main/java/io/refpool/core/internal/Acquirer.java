@@ -220,7 +220,39 @@ final class Acquirer<K, V> {
         return result;
     }
 
+    /**
+     * {@code acquireAsync}: {@link #acquireEntryAsync}, the handle made once the reference is the
+     * caller's. A caller that completes or cancels the returned future itself ends the wait.
+     */
     CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
+        CompletableFuture<Entry<K, V>> acquired = acquireEntryAsync(key, token).toCompletableFuture();
+        if (acquired.isDone() && !acquired.isCompletedExceptionally()) { // the live object's: nothing to chain
+            return CompletableFuture.completedStage(handles.newHandle(acquired.join(), null));
+        }
+        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
+        acquired.whenComplete((entry, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else if (result.isDone()) {
+                handles.release(entry, null); // the caller gave up first
+            } else {
+                Handle<V> handle = handles.newHandle(entry, null);
+                if (!result.complete(handle)) {
+                    handle.close(); // the caller gave up meanwhile
+                }
+            }
+        });
+        result.whenComplete((handle, failure) -> acquired.cancel(false)); // ends a wait still under way
+        return result;
+    }
+
+    /**
+     * {@return a stage of a new reference to the object of {@code key}}, with no handle: waits for
+     * the gate, a creation and capacity without parking a thread. The caller's token ends the wait,
+     * as does completing the returned future itself; a reference that arrives anyway is given back,
+     * so none is lost.
+     */
+    CompletionStage<Entry<K, V>> acquireEntryAsync(K key, CancellationToken token) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         if (pool.isClosed()) {
@@ -233,37 +265,33 @@ final class Acquirer<K, V> {
         }
         Entry<K, V> entry = slots.entry(key);
         if (entry != null && entry.retainLive(counters) >= 0) {
-            return CompletableFuture.completedStage(handles.newHandle(entry, null));
+            return CompletableFuture.completedStage(entry);
         }
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
-        CompletableFuture<Handle<V>> result = new CompletableFuture<>();
-        acquireWithPermit(key, callerGaveUp.token(), null).whenComplete((handle, failure) -> {
+        CompletableFuture<Entry<K, V>> result = new CompletableFuture<>();
+        acquireWithPermit(key, callerGaveUp.token(), null).whenComplete((acquired, failure) -> {
             callerGaveUp.close();
             if (failure != null) {
                 result.completeExceptionally(failure);
-            } else if (!result.complete(handle)) {
-                handle.close();
+            } else if (!result.complete(acquired)) {
+                handles.release(acquired, null);
             }
         });
         // completed by the caller (cancel, complete, orTimeout, completeOnTimeout): the wait ends;
         // completed by the wait itself: the wait is over and this cancels nothing
-        result.whenComplete((handle, failure) -> callerGaveUp.cancel());
+        result.whenComplete((acquired, failure) -> callerGaveUp.cancel());
         return result;
     }
 
     /** One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or null. */
     @SuppressWarnings("unchecked")
-    CompletionStage<Handle<V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
-        CompletionStage<Outcome<K, V>> attempt = attacher.attachAsync(token, false, attachment -> {
-            AttachState s = attacher.state();
-            Attempt tried = slots.attempt(key, s, permit);
-            return new Outcome<>(tried instanceof Entry ? handles.newHandle((Entry<K, V>) tried, s) : null, tried);
-        });
-        return attempt.thenCompose(outcome -> {
-            if (outcome.handle != null) {
-                return CompletableFuture.completedStage(outcome.handle);
+    private CompletionStage<Entry<K, V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
+        CompletionStage<Attempt> attempt =
+                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit));
+        return attempt.thenCompose(result -> {
+            if (result instanceof Entry) {
+                return CompletableFuture.completedStage((Entry<K, V>) result);
             }
-            Attempt result = outcome.attempt;
             if (result instanceof Creation) {
                 // single flight: a failed creation fails its async waiters too; one that made
                 // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
@@ -280,12 +308,7 @@ final class Acquirer<K, V> {
                 }
 
                 @Override
-                public CompletionStage<Handle<V>> served(Entry<K, V> served) {
-                    return CompletableFuture.completedStage(handles.newHandle(served, null));
-                }
-
-                @Override
-                public CompletionStage<Handle<V>> granted(Guard granted) {
+                public CompletionStage<Entry<K, V>> granted(Guard granted) {
                     return acquireWithPermit(key, token, granted);
                 }
 
@@ -295,17 +318,6 @@ final class Acquirer<K, V> {
                 }
             });
         });
-    }
-
-    /** One async attempt's outcome: the handle made attached for an entry, else what the attempt came to. */
-    private static final class Outcome<K, V> {
-        final PooledHandle<K, V> handle;
-        final Attempt attempt;
-
-        Outcome(PooledHandle<K, V> handle, Attempt attempt) {
-            this.handle = handle;
-            this.attempt = attempt;
-        }
     }
 
     /** Fails {@code stage}'s copy with a {@link CancellationException} when {@code token} is cancelled first. */

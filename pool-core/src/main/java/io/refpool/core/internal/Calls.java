@@ -2,7 +2,6 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
-import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.sync.CancellationSource;
@@ -220,47 +219,47 @@ public final class Calls<K, V> {
             }
             waits.close();
         });
-        CompletionStage<Handle<V>> acquired;
+        CompletionStage<Entry<K, V>> acquired;
         try {
-            acquired = acquirer.acquireAsync(key, waits.token());
+            acquired = acquirer.acquireEntryAsync(key, waits.token());
         } catch (Throwable t) { // closed since the check
             result.completeExceptionally(t);
             return result;
         }
-        acquired.whenComplete((handle, failure) -> {
+        acquired.whenComplete((entry, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
             } else if (result.isDone()) {
-                handle.close();
+                handles.release(entry, null);
             } else {
-                holdGate(pooled(handle), waits.token(), fn, result);
+                holdGate(entry, waits.token(), fn, result);
             }
         });
         return result;
     }
 
     private <T> void holdGate(
-            PooledHandle<K, V> handle,
+            Entry<K, V> entry,
             CancellationToken token,
             Function<? super V, ? extends T> fn,
             CompletableFuture<T> result) {
         attacher.holdGate(token, false).whenComplete((gate, failure) -> {
             if (failure != null) {
-                handle.close();
+                handles.release(entry, null);
                 result.completeExceptionally(unwrap(failure));
             } else if (result.isDone()) {
                 gate.close();
-                handle.close();
+                handles.release(entry, null);
             } else if (!sections) {
-                new AsyncRun<>(handle, gate, null, fn, result).dispatch();
+                new AsyncRun<>(entry, gate, null, fn, result).dispatch();
             } else {
-                Section.enterAsync(handles, handle.entry(), token, true).whenComplete((section, sectionFailure) -> {
+                Section.enterAsync(handles, entry, token, true).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
                         gate.close();
-                        handle.close();
+                        handles.release(entry, null);
                         result.completeExceptionally(unwrap(sectionFailure));
                     } else {
-                        new AsyncRun<>(handle, gate, (Section.Held<?, ?>) section, fn, result).dispatch();
+                        new AsyncRun<>(entry, gate, (Section.Held<?, ?>) section, fn, result).dispatch();
                     }
                 });
             }
@@ -272,7 +271,9 @@ public final class Calls<K, V> {
      * The handing thread is recorded while it hands over, so a task that runs inline on it is moved.
      */
     private final class AsyncRun<T> implements Runnable {
-        private final PooledHandle<K, V> handle;
+        /** The object's reference, which the call gives back when the function returns. */
+        private final Entry<K, V> entry;
+
         private final Guard gate;
         private final Section.Held<?, ?> section;
         private final Function<? super V, ? extends T> fn;
@@ -281,12 +282,12 @@ public final class Calls<K, V> {
         private volatile Thread handing;
 
         AsyncRun(
-                PooledHandle<K, V> handle,
+                Entry<K, V> entry,
                 Guard gate,
                 Section.Held<?, ?> section,
                 Function<? super V, ? extends T> fn,
                 CompletableFuture<T> result) {
-            this.handle = handle;
+            this.entry = entry;
             this.gate = gate;
             this.section = section;
             this.fn = fn;
@@ -300,7 +301,7 @@ public final class Calls<K, V> {
             } catch (Throwable failed) { // rejected, or an Error: the task moves, nothing is lost
                 pool.report(
                         PoolError.Kind.CALL_EXECUTOR_FAILED,
-                        handle.key(),
+                        entry.key,
                         "the call executor of pool '" + pool.name() + "' failed to take a callAsync function"
                                 + "; it runs on a thread of the pool's own",
                         failed);
@@ -320,7 +321,7 @@ public final class Calls<K, V> {
                 releaseAll();
                 return;
             }
-            Calls.this.run(handle, gate, section, fn, result);
+            Calls.this.run(entry, gate, section, fn, result);
         }
 
         private void moveToOwnThread() {
@@ -328,7 +329,7 @@ public final class Calls<K, V> {
                 if (result.isDone()) {
                     releaseAll();
                 } else {
-                    Calls.this.run(handle, gate, section, fn, result);
+                    Calls.this.run(entry, gate, section, fn, result);
                 }
             };
             try {
@@ -342,29 +343,26 @@ public final class Calls<K, V> {
             }
         }
 
-        /** Gives back the section, the handle and the gate, attached through the gate held. */
+        /** Gives back the section, the reference and the gate, attached through the gate held. */
         private void releaseAll() {
             try {
                 attacher.runAttached(gate, false, attachment -> {
                     if (section != null) {
                         section.close();
                     }
-                    handle.close();
+                    handles.release(entry, null); // attached: applied at once
                     return null;
                 });
             } catch (Throwable t) {
                 pool.report(
-                        PoolError.Kind.CALL_EXECUTOR_FAILED,
-                        handle.key(),
-                        "releasing an abandoned callAsync failed",
-                        t);
+                        PoolError.Kind.CALL_EXECUTOR_FAILED, entry.key, "releasing an abandoned callAsync failed", t);
             }
         }
     }
 
-    /** Runs {@code fn} attached through {@code gate}, then releases section, handle and gate. */
+    /** Runs {@code fn} attached through {@code gate}, then releases section, reference and gate. */
     private <T> void run(
-            PooledHandle<K, V> handle,
+            Entry<K, V> entry,
             Guard gate,
             Section.Held<?, ?> section,
             Function<? super V, ? extends T> fn,
@@ -376,12 +374,12 @@ public final class Calls<K, V> {
                     if (section != null) {
                         section.runningOn(Thread.currentThread());
                     }
-                    return fn.apply(handle.get());
+                    return fn.apply(entry.value);
                 } finally {
                     if (section != null) {
                         section.close();
                     }
-                    handle.close(); // attached: applied at once
+                    handles.release(entry, null); // attached: applied at once
                 }
             });
         } catch (Throwable t) {
@@ -389,12 +387,6 @@ public final class Calls<K, V> {
             return;
         }
         result.complete(value);
-    }
-
-    /** {@return the pool's own handle behind {@code handle}}: every handle this pool opens is one */
-    @SuppressWarnings("unchecked")
-    private static <K, V> PooledHandle<K, V> pooled(Handle<V> handle) {
-        return (PooledHandle<K, V>) handle;
     }
 
     /** {@return the failure a caller sees: unwrapped, and a wait the pool's close ended as a closed pool} */

@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
 import io.refpool.sync.AsyncSemaphore;
 import io.refpool.sync.CancellationSource;
@@ -85,11 +84,8 @@ final class Capacity<K, V> {
         /** {@return the key's entry now, or {@code null}} */
         Entry<K, V> current(K key);
 
-        /** Finishes a waiter served by sharing its key's object, with a reference taken for it. */
-        CompletionStage<Handle<V>> served(Entry<K, V> entry);
-
         /** Finishes a waiter granted a permit: acquires its key with it. */
-        CompletionStage<Handle<V>> granted(Guard permit);
+        CompletionStage<Entry<K, V>> granted(Guard permit);
 
         /** Gives back a reference taken for a waiter whose wait ended meanwhile, from any thread. */
         void giveBack(Entry<K, V> entry);
@@ -195,7 +191,7 @@ final class Capacity<K, V> {
         }
     }
 
-    /** Hands {@code waiter} the reference the caller took for it; {@return false} if its wait ended first. */
+    /** Hands {@code waiter} the reference the caller took for it. @return false if its wait ended first */
     boolean serve(LineWaiter<K, V> waiter, Entry<K, V> entry) {
         if (!waiter.serve(entry)) {
             return false;
@@ -241,7 +237,7 @@ final class Capacity<K, V> {
      * Waits in line for a permit, detached, then acquires {@code key} with it; or shares the key's
      * object if the key gets one meanwhile.
      */
-    CompletionStage<Handle<V>> waitInLine(K key, CancellationToken token, Exits<K, V> exits) {
+    CompletionStage<Entry<K, V>> waitInLine(K key, CancellationToken token, Exits<K, V> exits) {
         if (pool.isClosed()) {
             return CompletableFuture.failedStage(
                     new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
@@ -270,13 +266,13 @@ final class Capacity<K, V> {
             linked.close();
             throw e;
         }
-        CompletionStage<Handle<V>> result = queued.handle((permit, failure) -> {
+        CompletionStage<Entry<K, V>> result = queued.handle((permit, failure) -> {
                     waiting.decrementAndGet();
                     leaveLine(waiter);
                     linked.close();
                     if (!waiter.settle()) { // served by sharing the key's object; a permit granted meanwhile goes back
                         giveBack(permit);
-                        return exits.served(waiter.served());
+                        return CompletableFuture.completedStage(waiter.served()); // its reference taken for it
                     }
                     if (failure != null) {
                         Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
