@@ -98,7 +98,7 @@ final class AttachState {
         depth = scope.level - 1;
     }
 
-    /** The outermost detach. {@return the guard to close, or {@code null} to leave the gate raw} */
+    /** The outermost detach. @return the guard to close, or {@code null} to leave the gate raw */
     Guard leaveOutermost() {
         depth = 0;
         attacher = null;
@@ -107,7 +107,7 @@ final class AttachState {
         return held;
     }
 
-    /** A {@code detached()} section starts. {@return the depth to resume at} */
+    /** A {@code detached()} section starts. @return the depth to resume at */
     int suspend() {
         int suspended = depth;
         base += suspended; // attachments opened meanwhile use the slots above the suspended ones

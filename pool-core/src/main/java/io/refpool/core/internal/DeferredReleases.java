@@ -168,7 +168,7 @@ final class DeferredReleases<K, V> {
         }
     }
 
-    /** The idle tier evicted {@code value}: its disposal is queued. {@return whether it was pooled} */
+    /** The idle tier evicted {@code value}: its disposal is queued. @return whether it was pooled */
     boolean evicted(V value, EvictionCause cause) {
         Entry<K, V> entry = slots.byIdentity(value);
         if (entry == null) {

@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  *
  * <p>Reaching zero does not dispose by itself: the object then goes to the idle cache, or is
- * disposed through {@link #tryDispose()} (by {@link EndOfLife} only), whose CAS from exactly 0 fails if the object was revived
+ * disposed through {@link #tryDispose(io.refpool.core.DisposalCause)} (by {@link EndOfLife} only), whose CAS from exactly 0 fails if the object was revived
  * in between. A deferred decrement is therefore a plain decrement of whatever the count is when it
  * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
  * retain of a disposed object fails and a release of one is reported, never applied.
@@ -205,7 +205,7 @@ final class Entry<K, V> implements Slot, Release, Attempt {
         return (Section) SECTION.getAcquire(this);
     }
 
-    /** Starts a new idle spell; called by the releaser that moved the count to 0. {@return the spell} */
+    /** Starts a new idle spell; called by the releaser that moved the count to 0. @return the spell */
     int beginIdleSpell() {
         return (int) IDLE_SPELLS.getAndAdd(this, 1) + 1;
     }
@@ -220,7 +220,7 @@ final class Entry<K, V> implements Slot, Release, Attempt {
         CACHED_SPELL.setVolatile(this, spell);
     }
 
-    /** Records that the cache let go of this object. {@return the spell it was cached in, or NOT_CACHED} */
+    /** Records that the cache let go of this object. @return the spell it was cached in, or NOT_CACHED */
     int uncache() {
         return (int) CACHED_SPELL.getAndSet(this, NOT_CACHED);
     }

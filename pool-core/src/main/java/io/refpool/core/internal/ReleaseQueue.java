@@ -11,7 +11,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The deferred-release queue: releases that happened off-attachment, in a list guarded by a lock,
  * plus a {@code dirty} flag that tells an attaching thread whether there is anything to apply. The
- * one owner of the dirty-flag protocol; {@link DrainScheduler} decides when a drainer runs.
+ * one owner of the dirty-flag protocol; {@link DeferredReleases} decides when a drainer runs.
  *
  * <h2>Implementation notes</h2>
  *
