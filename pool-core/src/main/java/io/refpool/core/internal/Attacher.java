@@ -44,18 +44,39 @@ final class Attacher<K, V> {
     /** Cancelled when the pool closes: ends every wait for the gate. */
     private final CancellationToken closing;
 
+    /** The release queue, read here only for its dirty flag: one acquire load on every attach. */
+    private final ReleaseQueue<?> queue;
+
+    /** Applies what is pending, called only when the flag is up. */
     private final PendingReleases releases;
+
     private final Gate gate;
     private final AttachMode mode;
     private final ThreadLocal<AttachState> states =
             ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
 
-    Attacher(PoolState pool, CancellationToken closing, PendingReleases releases, AttachMode mode) {
+    Attacher(
+            PoolState pool,
+            CancellationToken closing,
+            ReleaseQueue<?> queue,
+            PendingReleases releases,
+            AttachMode mode) {
         this.pool = pool;
         this.closing = closing;
+        this.queue = queue;
         this.releases = releases;
         this.mode = mode;
         this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
+    }
+
+    /**
+     * The dirty-flag check every attach makes: the flag is read here, inline, and the queue is
+     * taken only when it is up.
+     */
+    private void applyIfDirty(AttachState s) {
+        if (queue.isDirty()) {
+            releases.applyIfDirty(s);
+        }
     }
 
     private void checkOpen(String operation) {
@@ -145,7 +166,7 @@ final class Attacher<K, V> {
             throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
-        releases.applyIfDirty(s);
+        applyIfDirty(s);
         return scope;
     }
 
@@ -165,7 +186,7 @@ final class Attacher<K, V> {
             enterClosureOutermost(s, operation);
         }
         try {
-            releases.applyIfDirty(s);
+            applyIfDirty(s);
         } catch (Throwable t) { // the closure never ran: leave as if it had not entered
             exitClosure(s, s.depth);
             throw t;
@@ -202,7 +223,7 @@ final class Attacher<K, V> {
     /** A nested attach: one level deeper, then the flag's check. The only place it is done. */
     private AttachScope attachNested(AttachState s) {
         AttachScope scope = s.enterNested();
-        releases.applyIfDirty(s);
+        applyIfDirty(s);
         return scope;
     }
 
@@ -285,7 +306,7 @@ final class Attacher<K, V> {
     /** Applies pending releases if any, then gives the gate up; the depth is zero before the release. */
     void detachOutermost(AttachState s) {
         try {
-            releases.applyIfDirty(s);
+            applyIfDirty(s);
         } finally {
             boolean exclusive = s.exclusive;
             leaveGate(s.leaveOutermost(), exclusive);
@@ -303,7 +324,7 @@ final class Attacher<K, V> {
     /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
     <T> T detached(AttachState s, Supplier<T> work) {
         boolean exclusive = s.exclusive;
-        releases.applyIfDirty(s);
+        applyIfDirty(s);
         Guard held = s.guard;
         int depth = s.suspend();
         leaveGate(held, exclusive);
@@ -311,7 +332,7 @@ final class Attacher<K, V> {
             return work.get();
         } finally {
             s.resume(this, depth, exclusive, enterGate(CancellationToken.none(), exclusive, true));
-            releases.applyIfDirty(s);
+            applyIfDirty(s);
         }
     }
 
@@ -414,7 +435,7 @@ final class Attacher<K, V> {
             // granted on a thread that is attached already: run nested, then drop the extra hold
             AttachScope scope = s.enterNested();
             try {
-                releases.applyIfDirty(s);
+                applyIfDirty(s);
                 return fn.apply(scope);
             } finally {
                 if (scope.open) {
@@ -426,7 +447,7 @@ final class Attacher<K, V> {
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
         try {
-            releases.applyIfDirty(s);
+            applyIfDirty(s);
             return fn.apply(scope);
         } finally {
             if (scope.open) {

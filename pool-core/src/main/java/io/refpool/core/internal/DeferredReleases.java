@@ -51,7 +51,7 @@ final class DeferredReleases<K, V> {
     private final EndOfLife<K, V> endOfLife;
     private final Disposals<K, V> disposals;
     private final Attacher<K, V> attacher;
-    private final ReleaseQueue<Release> queue = new ReleaseQueue<>();
+    private final ReleaseQueue<Release> queue;
     private final Executor executor;
     private final long drainDelayNanos;
     private final int drainThreshold;
@@ -61,6 +61,7 @@ final class DeferredReleases<K, V> {
     private final ReentrantLock flushes = new ReentrantLock();
 
     DeferredReleases(
+            ReleaseQueue<Release> queue,
             PoolState pool,
             PoolCounters counters,
             SlotTable<K, V> slots,
@@ -70,6 +71,7 @@ final class DeferredReleases<K, V> {
             Executor executor,
             long drainDelayNanos,
             int drainThreshold) {
+        this.queue = queue;
         this.pool = pool;
         this.counters = counters;
         this.slots = slots;

@@ -118,7 +118,8 @@ public final class PoolCore<K, V> implements PoolState {
         this.untracked = config.leakDetection() == LeakDetection.OFF;
         CancellationToken closingToken = closingToken();
         // built in the order they call each other (see the class comment)
-        this.attacher = new Attacher<>(this, closingToken, this::applyIfDirty, attachMode);
+        ReleaseQueue<Release> pending = new ReleaseQueue<>();
+        this.attacher = new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode);
         this.capacity = new Capacity<>(
                 this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
         this.slots = new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory());
@@ -126,6 +127,7 @@ public final class PoolCore<K, V> implements PoolState {
         this.idle = config.idle() == null ? null : new IdleTier<>(this, slots, this::evicted, config.idle());
         this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
         this.releases = new DeferredReleases<>(
+                pending,
                 this,
                 counters,
                 slots,
