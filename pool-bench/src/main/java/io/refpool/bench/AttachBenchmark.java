@@ -464,7 +464,7 @@ public class AttachBenchmark {
         @Param({"refpool", "closure", "reentrant-lock"})
         public String impl;
 
-        @Param({"EXCLUSIVE", "SHARED"})
+        @Param({"GLOBAL", "SHARED"})
         public String mode;
 
         RefPool<String, Object> pool;
@@ -543,7 +543,7 @@ public class AttachBenchmark {
         @Setup(Level.Trial)
         public void setUp() {
             pool = RefPool.builder((String key) -> new Object())
-                    .attachMode(AttachMode.EXCLUSIVE)
+                    .attachMode(AttachMode.GLOBAL)
                     .drainDelay(Duration.ofHours(1))
                     .drainThreshold(Integer.MAX_VALUE)
                     .build();

@@ -36,10 +36,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code refpool}: {@link AttachMode#PER_OBJECT}, {@code pool.call(tenant, fn)}: the gate is
  *       shared and each engine has its own section, so different tenants run in parallel.
  *   <li>{@code sections}: {@link AttachMode#PER_OBJECT} used by hand: attach, acquire, take the
- *       engine's section with {@link Handle#exclusive()}, use {@link Handle#get()}, release all.
+ *       engine's section with {@link Handle#section()}, use {@link Handle#get()}, release all.
  *       With strict access its {@code get()} checks the attachment and the section, which {@code
  *       pool.call} never needs to.
- *   <li>{@code exclusive}: {@link AttachMode#EXCLUSIVE}, {@code pool.call(tenant, fn)}: one thread
+ *   <li>{@code exclusive}: {@link AttachMode#GLOBAL}, {@code pool.call(tenant, fn)}: one thread
  *       attached at a time, like a global interpreter lock, so tenants run one after another.
  *   <li>{@code lock-map}: what a host wrote by hand before {@code PER_OBJECT}: a {@link
  *       AttachMode#SHARED} pool and a {@code ConcurrentHashMap} of one {@link ReentrantLock} per
@@ -158,7 +158,7 @@ public class TenantBenchmark {
         return switch (impl) {
             case "refpool" -> new CallHost(pool(AttachMode.PER_OBJECT, strict));
             case "sections" -> new SectionHost(pool(AttachMode.PER_OBJECT, strict));
-            case "exclusive" -> new CallHost(pool(AttachMode.EXCLUSIVE, strict));
+            case "exclusive" -> new CallHost(pool(AttachMode.GLOBAL, strict));
             case "lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), false);
             case "fair-lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), true);
             default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
@@ -215,7 +215,7 @@ public class TenantBenchmark {
 
         @Override
         long workAlone(String tenant, Handle<Engine> handle) {
-            Guard section = handle.exclusive();
+            Guard section = handle.section();
             try {
                 return handle.get().work();
             } finally {

@@ -15,7 +15,7 @@ package io.refpool.core;
  * <p>An attached {@code acquire(key)} never blocks on capacity: it would wait while holding the gate
  * that the releases it waits for need. {@link RefPool#acquire(Object, java.time.Duration)} waits in
  * line with the thread's attachment suspended, and {@link RefPool#acquireAsync} waits without a
- * thread. Do not block on {@code acquireAsync}'s stage while attached: in {@code EXCLUSIVE} mode the
+ * thread. Do not block on {@code acquireAsync}'s stage while attached: in {@code GLOBAL} mode the
  * release it waits for needs the gate the blocked thread holds.
  */
 public class CapacityExhaustedException extends IllegalStateException {

@@ -25,18 +25,18 @@ import java.util.concurrent.CompletionStage;
  * handle is unreachable) gives up its reference. Closing on a thread attached to the pool decrements
  * the count at once; closing anywhere else enqueues a pending decrement that the next attach applies.
  *
- * <p><b>Sections.</b> {@link #exclusive()} takes the object's own FIFO lock, shared by every handle
+ * <p><b>Sections.</b> {@link #section()} takes the object's own FIFO lock, shared by every handle
  * to that object; different objects never contend. Take it while attached (the blocking forms refuse
  * an unattached thread while the pool is open; after close nobody can attach, and they need no
  * attachment), and never wait to attach
- * (or for {@code pool.exclusive()}) while holding one: a section stays held while its thread waits.
+ * (or for {@code pool.stopTheWorld()}) while holding one: a section stays held while its thread waits.
  * To hold two objects' sections at once, use {@code pool.call(K, K, BiFunction)}, which takes them
  * in one global order; any other nesting of sections across objects is the caller's order to keep.
  *
  * <pre>{@code
  * try (Attachment attached = pool.attach();
  *         Handle<Session> session = pool.acquire("tenant-7");
- *         Guard section = session.exclusive()) {        // no other thread in this object
+ *         Guard section = session.section()) {        // no other thread in this object
  *     session.get().query("update counters set n = n + 1");
  * }
  * }</pre>
@@ -47,12 +47,12 @@ public interface Handle<V> extends AutoCloseable {
      *
      * @throws IllegalStateException if this handle is closed; with {@code strictAccess(true)}, also
      *     if the calling thread is not attached to the pool or, in {@link AttachMode#PER_OBJECT}
-     *     mode, holds neither the object's section nor {@code pool.exclusive()}
+     *     mode, holds neither the object's section nor {@code pool.stopTheWorld()}
      */
     V get();
 
     /**
-     * Takes the object's exclusive section, parking while another holder has it (FIFO). The guard
+     * Takes the object's section, parking while another holder has it (FIFO). The guard
      * holds a reference of its own: closing this handle while the section is held is allowed, and
      * the object lives until the guard closes too.
      *
@@ -63,26 +63,26 @@ public interface Handle<V> extends AutoCloseable {
      * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
      *     interrupt status is kept)
      */
-    Guard exclusive();
+    Guard section();
 
     /**
-     * Takes the object's exclusive section unless {@code token} is cancelled while waiting.
+     * Takes the object's section unless {@code token} is cancelled while waiting.
      *
      * @param token cancels the wait
      * @return the guard
-     * @throws IllegalStateException as for {@link #exclusive()}
+     * @throws IllegalStateException as for {@link #section()}
      * @throws java.util.concurrent.CancellationException if the token is cancelled (before the
      *     call too, whether or not the section is free) or the thread interrupted while waiting;
      *     nothing is held
      * @throws NullPointerException if {@code token} is null
      */
-    Guard exclusive(CancellationToken token);
+    Guard section(CancellationToken token);
 
     /**
-     * As {@link #exclusive()}, waiting at most {@code timeout} for the section.
+     * As {@link #section()}, waiting at most {@code timeout} for the section.
      *
      * <pre>{@code
-     * try (Guard section = handle.exclusive(Duration.ofMillis(100))) {
+     * try (Guard section = handle.section(Duration.ofMillis(100))) {
      *     handle.get().ping();
      * }
      * }</pre>
@@ -91,13 +91,13 @@ public interface Handle<V> extends AutoCloseable {
      * @return the guard; its {@code close()} releases the section, once
      * @throws io.refpool.sync.WaitTimeoutException if the section was not free in time (it names the
      *     key and the pool)
-     * @throws IllegalStateException as for {@link #exclusive()}
+     * @throws IllegalStateException as for {@link #section()}
      * @throws IllegalArgumentException if {@code timeout} is not positive
      */
-    Guard exclusive(Duration timeout);
+    Guard section(Duration timeout);
 
     /**
-     * Takes the object's exclusive section without parking a thread: the stage completes with the
+     * Takes the object's section without parking a thread: the stage completes with the
      * guard when the section is granted. The section is then held by no thread in particular: with
      * {@code strictAccess(true)} any thread attached to the pool may use the object until the guard
      * closes. A caller that cancels or completes the returned future itself ends the wait; a
@@ -112,7 +112,7 @@ public interface Handle<V> extends AutoCloseable {
      *     (handle closed, or the calling thread holds the section already)
      * @throws NullPointerException if {@code token} is null
      */
-    CompletionStage<Guard> exclusiveAsync(CancellationToken token);
+    CompletionStage<Guard> sectionAsync(CancellationToken token);
 
     /**
      * Opens another handle to the same object (count + 1). Works on any thread, attached or not, and

@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  * <pre>{@code
  * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))
  *         .disposer(Session::close)                   // runs attached, exactly once per object
- *         .attachMode(AttachMode.PER_OBJECT)          // or EXCLUSIVE, SHARED
+ *         .attachMode(AttachMode.PER_OBJECT)          // or GLOBAL, SHARED
  *         .maxObjects(64)                             // live + idle; acquireAsync waits beyond it
  *         .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
  *         .leakDetection(LeakDetection.SAMPLED)
@@ -42,8 +42,8 @@ import java.util.function.Supplier;
  * }</pre>
  *
  * <p><b>Attaching.</b> Engine work happens attached: inside {@link #attach()} (one thread at a time
- * in {@link AttachMode#EXCLUSIVE} mode, any number in {@link AttachMode#SHARED} mode, where
- * {@link #exclusive()} stops the world). Attachments nest; a nested attach costs a thread-local
+ * in {@link AttachMode#GLOBAL} mode, any number in {@link AttachMode#SHARED} mode, where
+ * {@link #stopTheWorld()} stops the world). Attachments nest; a nested attach costs a thread-local
  * lookup and one acquire load.
  *
  * <p><b>Releasing.</b> A handle closed on an attached thread decrements its object's count at once;
@@ -142,7 +142,7 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Opens a stop-the-world section: waits until no other thread is attached and keeps them out
-     * until closed. The calling thread counts as attached inside. In {@link AttachMode#EXCLUSIVE}
+     * until closed. The calling thread counts as attached inside. In {@link AttachMode#GLOBAL}
      * mode this is {@link #attach()}.
      *
      * @return the scope, to close on this thread
@@ -150,12 +150,12 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     itself)
      * @throws PoolClosedException if the pool is closed
      */
-    public Attachment exclusive() {
-        return core.exclusive(CancellationToken.none());
+    public Attachment stopTheWorld() {
+        return core.stopTheWorld(CancellationToken.none());
     }
 
     /**
-     * As {@link #exclusive()}, unless {@code token} is cancelled (before the call, or while it
+     * As {@link #stopTheWorld()}, unless {@code token} is cancelled (before the call, or while it
      * waits).
      *
      * @param token cancels the wait
@@ -165,12 +165,12 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws IllegalStateException if the thread is already attached shared
      * @throws PoolClosedException if the pool is closed
      */
-    public Attachment exclusive(CancellationToken token) {
-        return core.exclusive(token);
+    public Attachment stopTheWorld(CancellationToken token) {
+        return core.stopTheWorld(token);
     }
 
     /**
-     * As {@link #exclusive()}, waiting at most {@code timeout}.
+     * As {@link #stopTheWorld()}, waiting at most {@code timeout}.
      *
      * @param timeout how long to wait, positive
      * @return the scope, to close on this thread
@@ -179,7 +179,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      * @throws IllegalArgumentException if {@code timeout} is not positive
      */
-    public Attachment exclusive(Duration timeout) {
+    public Attachment stopTheWorld(Duration timeout) {
         return core.attachWithin(timeout, true);
     }
 
@@ -516,7 +516,7 @@ public final class RefPool<K, V> implements AutoCloseable {
     public static final class Builder<K, V> {
         private final ObjectFactory<? super K, ? extends V> factory;
         private Disposer<? super K, ? super V> disposer = (key, value, cause) -> {};
-        private AttachMode attachMode = AttachMode.EXCLUSIVE;
+        private AttachMode attachMode = AttachMode.GLOBAL;
         private Executor executor;
         private Executor callExecutor;
         private long drainDelayNanos = 100_000_000L;
@@ -563,7 +563,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
-         * Sets the attach mode. Default: {@link AttachMode#EXCLUSIVE}.
+         * Sets the attach mode. Default: {@link AttachMode#GLOBAL}.
          *
          * @param attachMode the mode
          * @return this builder
@@ -739,14 +739,14 @@ public final class RefPool<K, V> implements AutoCloseable {
          * Makes {@link Handle#get()} check its caller: it throws {@link IllegalStateException},
          * naming the key and the thread, unless the calling thread is attached to the pool and, in
          * {@link AttachMode#PER_OBJECT} mode, holds the object's section (inside {@code call} or
-         * {@code callAsync}, under {@link Handle#exclusive()}, a section granted to
-         * {@link Handle#exclusiveAsync} and not yet released, or inside {@code pool.exclusive()}).
+         * {@code callAsync}, under {@link Handle#section()}, a section granted to
+         * {@link Handle#sectionAsync} and not yet released, or inside {@code pool.stopTheWorld()}).
          * Default: off. When on, a {@code get()} costs a thread-local lookup more on a thread other
          * than the handle's opener, and in {@code PER_OBJECT} mode two acquire loads (the section
          * and its holder); {@code pool.call} hands the function the object without a handle and
          * checks nothing. The {@code strictRequest} rows of {@code TenantBenchmark} measure it
          * next to {@code request}: in its {@code sections} row ({@code PER_OBJECT}, {@code
-         * Handle.exclusive()} and one {@code get()} per request) strict access cost about 7 ns per
+         * Handle.section()} and one {@code get()} per request) strict access cost about 7 ns per
          * {@code get()} on a 2-core machine, 0.93× the requests per second (see
          * docs/performance.md).
          *

@@ -110,7 +110,7 @@ class AdversarialRegressionTest {
                                 return "object of " + key;
                             });
                 })
-                .attachMode(AttachMode.EXCLUSIVE)
+                .attachMode(AttachMode.GLOBAL)
                 .build();
 
         Forked<String> creator = fork("creator", () -> {
@@ -547,13 +547,13 @@ class AdversarialRegressionTest {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(AttachMode.SHARED));
         try (Attachment outer = pool.attach()) {
             outer.detached(() -> {
-                pool.exclusive().close();
+                pool.stopTheWorld().close();
                 return null;
             });
         }
         CancellationSource bound = new CancellationSource();
         bound.cancelAfter(Duration.ofSeconds(10));
-        try (Attachment stopTheWorld = pool.core().exclusive(bound.token())) {
+        try (Attachment stopTheWorld = pool.core().stopTheWorld(bound.token())) {
             assertTrue(pool.isAttached(), "the gate was free for a stop-the-world section");
         } finally {
             bound.close();

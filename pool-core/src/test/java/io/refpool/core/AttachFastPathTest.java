@@ -39,7 +39,7 @@ class AttachFastPathTest {
 
     @Test
     void theLockCountSeesAnEnqueueAndTheDrainThatFollows() {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         Handle<Resource> handle;
         try (Attachment attached = pool.attach()) {
             handle = pool.acquire("a");

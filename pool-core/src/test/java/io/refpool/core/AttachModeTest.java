@@ -31,7 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The gate. {@code EXCLUSIVE}: never two threads attached at once. {@code SHARED}: many at once,
+ * The gate. {@code GLOBAL}: never two threads attached at once. {@code SHARED}: many at once,
  * and {@code exclusive()} waits for all of them and keeps newcomers out while it runs.
  * {@code attachAsync} runs its function attached and gives the gate back whether the function
  * returns or throws; a cancelled wait leaves the gate free.
@@ -54,7 +54,7 @@ class AttachModeTest {
 
     @Test
     void exclusiveModeNeverHasTwoThreadsAttachedUnderContention() throws Exception {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger mostInside = new AtomicInteger();
         CyclicBarrier start = new CyclicBarrier(CONTENDERS);
@@ -77,7 +77,7 @@ class AttachModeTest {
         for (Forked<Void> contender : contenders) {
             contender.join();
         }
-        assertEquals(1, mostInside.get(), "threads attached at once in EXCLUSIVE mode");
+        assertEquals(1, mostInside.get(), "threads attached at once in GLOBAL mode");
         assertGateFree(pool);
     }
 
@@ -126,7 +126,7 @@ class AttachModeTest {
 
         CountDownLatch exclusiveMayLeave = new CountDownLatch(1);
         Forked<Integer> writer = fork("writer", () -> {
-            try (Attachment stopTheWorld = pool.exclusive()) {
+            try (Attachment stopTheWorld = pool.stopTheWorld()) {
                 exclusiveInside.incrementAndGet();
                 int readersSeen = sharedInside.get();
                 assertTrue(pool.isAttached(), "the exclusive thread counts as attached");
@@ -162,7 +162,7 @@ class AttachModeTest {
     void exclusiveOnAThreadAttachedSharedFailsInsteadOfWaitingForItself() throws Exception {
         RefPool<String, Resource> pool = pool(AttachMode.SHARED);
         try (Attachment attached = pool.attach()) {
-            IllegalStateException e = assertThrows(IllegalStateException.class, pool::exclusive);
+            IllegalStateException e = assertThrows(IllegalStateException.class, pool::stopTheWorld);
             assertTrue(e.getMessage().contains("wait for itself"), e.getMessage());
             assertTrue(pool.isAttached());
         }
@@ -211,7 +211,7 @@ class AttachModeTest {
         RefPool<String, Resource> pool = pool(mode);
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         CompletableFuture<Boolean> result;
-        try (Attachment held = pool.exclusive()) {
+        try (Attachment held = pool.stopTheWorld()) {
             result = fork("async caller", () -> pool.attachAsync(CancellationToken.none(), attachment -> {
                                 ranOn.set(Thread.currentThread());
                                 return pool.isAttached();
@@ -232,7 +232,7 @@ class AttachModeTest {
         RefPool<String, Resource> pool = pool(mode);
         CancellationSource cancel = new CancellationSource();
         Forked<Void> waiter;
-        try (Attachment held = pool.exclusive()) {
+        try (Attachment held = pool.stopTheWorld()) {
             waiter = forkRun("waiter", () -> pool.attach(cancel.token()).close());
             awaitParked(waiter.thread);
             cancel.cancel();
@@ -248,7 +248,7 @@ class AttachModeTest {
         CancellationSource cancel = new CancellationSource();
         AtomicInteger runs = new AtomicInteger();
         CompletableFuture<Integer> result;
-        try (Attachment held = pool.exclusive()) {
+        try (Attachment held = pool.stopTheWorld()) {
             result = fork("async caller", () -> pool.attachAsync(cancel.token(), attachment -> runs.incrementAndGet())
                             .toCompletableFuture())
                     .join();
@@ -262,7 +262,7 @@ class AttachModeTest {
 
     @Test
     void anInterruptedAttachKeepsTheInterruptAndLeavesTheGateFree() throws Exception {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         Forked<Boolean> waiter;
         try (Attachment held = pool.attach()) {
             waiter = fork("waiter", () -> {

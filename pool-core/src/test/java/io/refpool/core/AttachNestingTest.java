@@ -25,7 +25,7 @@ class AttachNestingTest {
 
     @Test
     void attachedCloseDecrementsNowAndDisposesAtZero() {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         try (Attachment attached = pool.attach()) {
             Handle<Resource> handle = pool.acquire("a");
             Handle<Resource> copy = handle.share();
@@ -45,7 +45,7 @@ class AttachNestingTest {
 
     @Test
     void offAttachmentCloseLeavesTheCountUntilTheNextAttach() {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         Handle<Resource> handle;
         try (Attachment attached = pool.attach()) {
             handle = pool.acquire("a");
@@ -68,7 +68,7 @@ class AttachNestingTest {
 
     @Test
     void nestedAttachAppliesADecrementDeferredMeanwhile() throws Exception {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         try (Attachment outer = pool.attach()) {
             Handle<Resource> handle = pool.acquire("a");
             forkRun("releaser", handle::close).join(); // off-attachment: the gate is held here
@@ -108,7 +108,7 @@ class AttachNestingTest {
 
     @Test
     void closeInsideADetachedSectionIsDeferredAndAppliedOnReattach() {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         try (Attachment attached = pool.attach()) {
             Handle<Resource> handle = pool.acquire("a");
             long pendingInside = attached.detached(() -> {
@@ -126,7 +126,7 @@ class AttachNestingTest {
 
     @Test
     void deferredDecrementKeepsAKeyAcquiredAgainMeanwhileLive() throws Exception {
-        RefPool<String, Resource> pool = pool(AttachMode.EXCLUSIVE);
+        RefPool<String, Resource> pool = pool(AttachMode.GLOBAL);
         try (Attachment outer = pool.attach()) {
             Handle<Resource> first = pool.acquire("a");
             forkRun("releaser", first::close).join();

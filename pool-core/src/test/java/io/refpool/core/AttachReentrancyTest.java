@@ -30,7 +30,7 @@ class AttachReentrancyTest {
     void anAsyncAttachmentGrantedDuringADetachedSectionLeavesTheSuspendedOneIntact(AttachMode mode) throws Exception {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
         List<String> order = new CopyOnWriteArrayList<>();
-        Attachment held = pool.exclusive(); // both async attachments below have to wait
+        Attachment held = pool.stopTheWorld(); // both async attachments below have to wait
         CompletableFuture<String> first = pool.attachAsync(CancellationToken.none(), attached -> {
                     order.add("first attached");
                     String inside = attached.detached(() -> {
@@ -60,7 +60,7 @@ class AttachReentrancyTest {
         assertFalse(pool.isAttached(), "every attachment on this thread ended");
         assertTrue(order.indexOf("first detached") < order.indexOf("first nested"), order.toString());
         assertTrue(order.contains("second nested"), order.toString());
-        try (Attachment again = pool.exclusive()) { // the gate is free: nobody holds it any more
+        try (Attachment again = pool.stopTheWorld()) { // the gate is free: nobody holds it any more
             assertTrue(pool.isAttached());
         }
     }

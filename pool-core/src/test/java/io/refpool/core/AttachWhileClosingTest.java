@@ -46,7 +46,7 @@ class AttachWhileClosingTest {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
         Forked<Void> holder = forkRun("holder", () -> {
-            try (Attachment stopTheWorld = pool.exclusive()) {
+            try (Attachment stopTheWorld = pool.stopTheWorld()) {
                 held.countDown();
                 assertTrue(letGo.await(BOUND, TimeUnit.SECONDS));
             }

@@ -105,7 +105,7 @@ class CallAsyncPlacementTest {
     void theFunctionNeverRunsInsideTheSectionsOfTheThreadThatGrantedIt() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, null);
         Handle<Box> b = acquire(pool, "b");
-        Guard bSection = pool.attached(b::exclusive);
+        Guard bSection = pool.attached(b::section);
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         CompletableFuture<Integer> later = pool.callAsync("b", CancellationToken.none(), box -> {
                     ranOn.set(Thread.currentThread());
@@ -148,7 +148,7 @@ class CallAsyncPlacementTest {
         HeldExecutor executor = new HeldExecutor();
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, executor);
         Handle<Box> handle = acquire(pool, "a");
-        Guard section = pool.attached(handle::exclusive);
+        Guard section = pool.attached(handle::section);
         CompletableFuture<Integer> later =
                 pool.callAsync("a", CancellationToken.none(), a -> ++a.value).toCompletableFuture();
         forkRun("releaser", section::close).join(); // grants the section: the function is handed over

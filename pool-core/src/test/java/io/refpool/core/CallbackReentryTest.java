@@ -148,8 +148,8 @@ class CallbackReentryTest {
             switch (entry) {
                 case ATTACH -> pool.attach().close();
                 case ATTACH_TIMED -> pool.attach(Duration.ofMillis(50)).close();
-                case EXCLUSIVE -> pool.exclusive().close();
-                case EXCLUSIVE_TIMED -> pool.exclusive(Duration.ofMillis(50)).close();
+                case EXCLUSIVE -> pool.stopTheWorld().close();
+                case EXCLUSIVE_TIMED -> pool.stopTheWorld(Duration.ofMillis(50)).close();
                 case ATTACH_ASYNC -> track(pool.attachAsync(CancellationToken.none(), attachment -> 1));
                 case ACQUIRE_OWN_KEY -> pool.attached(() -> pool.acquire(HOST)).close();
                 case ACQUIRE_OTHER_KEY ->
@@ -170,13 +170,13 @@ class CallbackReentryTest {
                 case HANDLE_EXCLUSIVE ->
                     pool.attached(() -> {
                         try (Handle<Res> other = pool.acquire("other");
-                                Guard section = other.exclusive()) {
+                                Guard section = other.section()) {
                             return other.get().key;
                         }
                     });
                 case HANDLE_EXCLUSIVE_ASYNC -> {
                     Handle<Res> other = pool.attached(() -> pool.acquire("other"));
-                    track(other.exclusiveAsync(CancellationToken.none()).whenComplete((section, failure) -> {
+                    track(other.sectionAsync(CancellationToken.none()).whenComplete((section, failure) -> {
                         if (section != null) {
                             section.close();
                         }

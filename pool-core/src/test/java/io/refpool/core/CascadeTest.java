@@ -83,7 +83,7 @@ class CascadeTest {
 
     @Test
     void aMillionLinkChainClosedAttachedIsDisposedInALoop() throws Exception {
-        Chain chain = new Chain(AttachMode.EXCLUSIVE);
+        Chain chain = new Chain(AttachMode.GLOBAL);
         Handle<Link> head = chain.build();
 
         forkRun("releaser", () -> {

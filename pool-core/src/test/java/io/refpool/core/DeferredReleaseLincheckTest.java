@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * attaching threads do (one acquire load; only when raised, clear the flag by CAS, then swap the
  * batch out under the lock).
  *
- * <p>With one drainer at a time (an {@code EXCLUSIVE} pool: only the attached thread drains) the
+ * <p>With one drainer at a time (an {@code GLOBAL} pool: only the attached thread drains) the
  * queue is linearizable to a plain counter of pending releases that a drain empties. With drainers
  * in parallel (a {@code SHARED} pool) it is not, by design: a drainer that finds the flag cleared by
  * another, still swapping, goes on without waiting (the benign race). There the model checks what

@@ -185,7 +185,7 @@ class DrainerTest {
         HeldTasks executor = new HeldTasks();
         RefPool<String, Resource> pool = resources.build(resources
                 .builder()
-                .attachMode(AttachMode.EXCLUSIVE)
+                .attachMode(AttachMode.GLOBAL)
                 .drainDelay(Duration.ofHours(1))
                 .drainThreshold(1)
                 .executor(executor));
@@ -221,7 +221,7 @@ class DrainerTest {
         AtomicReference<Runnable> expiry = new AtomicReference<>();
         RefPool<String, Resource> pool = resources.build(resources
                 .builder()
-                .attachMode(AttachMode.EXCLUSIVE)
+                .attachMode(AttachMode.GLOBAL)
                 .drainDelay(Duration.ofHours(1))
                 .drainThreshold(1)
                 .executor(Runnable::run) // a drain handed over here would attach inside the eviction

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Per-object sections ({@link Handle#exclusive()}), {@link AttachMode#PER_OBJECT} and the closure
+ * Per-object sections ({@link Handle#section()}), {@link AttachMode#PER_OBJECT} and the closure
  * API: who may be in an object, in what order waiters get in, what a failed or cancelled wait
  * leaves behind (nothing), and that two objects taken together never deadlock.
  */
@@ -94,17 +94,17 @@ class PerObjectSectionTest {
         Handle<Box> shared = a.share();
         Handle<Box> b = acquire(pool, "b");
         try (Attachment attached = pool.attach();
-                Guard held = a.exclusive()) {
+                Guard held = a.section()) {
             CompletableFuture<Guard> viaOtherHandle = fork("other", () -> sameObject
-                            .exclusiveAsync(CancellationToken.none())
+                            .sectionAsync(CancellationToken.none())
                             .toCompletableFuture())
                     .join();
-            CompletableFuture<Guard> viaShare = fork("share", () -> shared.exclusiveAsync(CancellationToken.none())
+            CompletableFuture<Guard> viaShare = fork("share", () -> shared.sectionAsync(CancellationToken.none())
                             .toCompletableFuture())
                     .join();
             assertFalse(viaOtherHandle.isDone(), "a second handle to the object waits for its section");
             assertFalse(viaShare.isDone(), "a shared handle waits too");
-            try (Guard other = fork("b", () -> pool.attached(b::exclusive)).join()) {
+            try (Guard other = fork("b", () -> pool.attached(b::section)).join()) {
                 assertTrue(other != null, "another object's section is free");
             }
             held.close();
@@ -123,12 +123,12 @@ class PerObjectSectionTest {
         Handle<Box> handle = acquire(pool, "a");
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<TestKit.Forked<Void>> waiters = new ArrayList<>();
-        Guard held = pool.attached(handle::exclusive);
+        Guard held = pool.attached(handle::section);
         for (int i = 0; i < 5; i++) {
             int n = i;
             TestKit.Forked<Void> waiter = forkRun("waiter-" + n, () -> {
                 try (Attachment attached = pool.attach();
-                        Guard section = handle.exclusive()) {
+                        Guard section = handle.section()) {
                     order.add(n);
                 }
             });
@@ -149,19 +149,19 @@ class PerObjectSectionTest {
         Handle<Box> handle = acquire(pool, "a");
         Handle<Box> other = handle.share();
         Attachment attached = pool.attach(); // sections are taken attached
-        try (Guard held = handle.exclusive()) {
-            IllegalStateException again = assertThrows(IllegalStateException.class, handle::exclusive);
+        try (Guard held = handle.section()) {
+            IllegalStateException again = assertThrows(IllegalStateException.class, handle::section);
             assertTrue(again.getMessage().contains("already holds its section"), again.getMessage());
-            assertThrows(IllegalStateException.class, other::exclusive, "through any handle to the object");
+            assertThrows(IllegalStateException.class, other::section, "through any handle to the object");
             CompletableFuture<Guard> async =
-                    other.exclusiveAsync(CancellationToken.none()).toCompletableFuture();
+                    other.sectionAsync(CancellationToken.none()).toCompletableFuture();
             assertInstanceOf(IllegalStateException.class, failureOf(async), "the async form fails its stage");
             assertThrows(
                     IllegalStateException.class,
                     () -> pool.call("a", box -> box.value),
                     "call for the object whose section the thread holds");
         }
-        try (Guard again = handle.exclusive()) {
+        try (Guard again = handle.section()) {
             assertTrue(again != null, "released, the section is free again, and nothing was leaked");
         }
         attached.close();
@@ -175,10 +175,10 @@ class PerObjectSectionTest {
         pool.attached(() -> {
             Handle<Box> handle = pool.acquire("a");
             Box box = handle.get();
-            Guard section = handle.exclusive();
+            Guard section = handle.section();
             handle.close();
             assertEquals(0, box.disposals.get(), "the guard holds a reference of its own");
-            assertThrows(IllegalStateException.class, handle::exclusive, "a closed handle takes no section");
+            assertThrows(IllegalStateException.class, handle::section, "a closed handle takes no section");
             section.close();
             assertEquals(1, box.disposals.get(), "the guard's close released the last reference");
             section.close(); // a second close does nothing
@@ -202,7 +202,7 @@ class PerObjectSectionTest {
                 Guard held = asyncHold(handle);
                 CancellationSource source = new CancellationSource();
                 CompletableFuture<Guard> waiter =
-                        waiterHandle.exclusiveAsync(source.token()).toCompletableFuture();
+                        waiterHandle.sectionAsync(source.token()).toCompletableFuture();
                 assertFalse(waiter.isDone());
                 long delay = (round % 50) * 200L; // sweeps the release across the cancel
                 racer.race(held::close, source::cancel, round % 2 == 0 ? delay : -delay);
@@ -211,7 +211,7 @@ class PerObjectSectionTest {
             for (int round = 0; round < rounds; round++) {
                 Guard held = asyncHold(handle);
                 CompletableFuture<Guard> waiter =
-                        waiterHandle.exclusiveAsync(CancellationToken.none()).toCompletableFuture();
+                        waiterHandle.sectionAsync(CancellationToken.none()).toCompletableFuture();
                 waiter.orTimeout(100, TimeUnit.MICROSECONDS);
                 spin((round % 50) * 40_000L); // from at once to far past the timeout (2 ms)
                 held.close();
@@ -232,7 +232,7 @@ class PerObjectSectionTest {
 
     /** {@return the section, held by no thread in particular, so this thread may queue for it too} */
     private static Guard asyncHold(Handle<Box> handle) {
-        return handle.exclusiveAsync(CancellationToken.none())
+        return handle.sectionAsync(CancellationToken.none())
                 .toCompletableFuture()
                 .join();
     }
@@ -249,7 +249,7 @@ class PerObjectSectionTest {
             waiter.join().close();
             granted = 1;
         }
-        CompletableFuture<Guard> free = fork("probe", () -> handle.exclusiveAsync(CancellationToken.none())
+        CompletableFuture<Guard> free = fork("probe", () -> handle.sectionAsync(CancellationToken.none())
                         .toCompletableFuture())
                 .join();
         assertTrue(free.isDone() && !free.isCompletedExceptionally(), where + ": the section ends free");
@@ -317,7 +317,7 @@ class PerObjectSectionTest {
         pool.attached(() -> pool.attach()); // work that leaves an attachment open: it ends with the closure
         assertFalse(pool.isAttached(), "the closure detached the thread");
         TestKit.Forked<Integer> stopper = fork("stopper", () -> {
-            try (Attachment world = pool.exclusive()) {
+            try (Attachment world = pool.stopTheWorld()) {
                 return 1;
             }
         });
@@ -404,7 +404,7 @@ class PerObjectSectionTest {
         TestKeyedPoolFixtures.awaitLatch(inside);
         AtomicInteger stopped = new AtomicInteger();
         TestKit.Forked<Integer> stopper = fork("stopper", () -> {
-            try (Attachment world = pool.exclusive();
+            try (Attachment world = pool.stopTheWorld();
                     Handle<Box> a = pool.acquire("a")) {
                 stopped.incrementAndGet();
                 return a.get().value; // strict access allows the world's only attached thread
@@ -421,7 +421,7 @@ class PerObjectSectionTest {
     void callAsyncWaitsForTheSectionWithoutAThreadAndRunsInsideIt() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, true);
         Handle<Box> handle = acquire(pool, "a");
-        Guard held = pool.attached(handle::exclusive);
+        Guard held = pool.attached(handle::section);
         ConcurrentHashMap<String, Thread> ranOn = new ConcurrentHashMap<>();
         CompletableFuture<Integer> later = pool.callAsync("a", CancellationToken.none(), a -> {
                     ranOn.put("fn", Thread.currentThread());
@@ -444,7 +444,7 @@ class PerObjectSectionTest {
     void callAsyncCancelledWhileWaitingForTheSectionGivesBackHandleAndGate() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
         Handle<Box> handle = acquire(pool, "a");
-        Guard held = pool.attached(handle::exclusive);
+        Guard held = pool.attached(handle::section);
         CancellationSource source = new CancellationSource();
         CompletableFuture<Integer> later =
                 pool.callAsync("a", source.token(), a -> ++a.value).toCompletableFuture();
@@ -455,7 +455,7 @@ class PerObjectSectionTest {
         assertInstanceOf(CancellationException.class, unwrap(failureOf(later)));
         abandoned.cancel(false); // the caller gives up on its own future
         assertTrue(fork("stop the world", () -> {
-                    try (Attachment world = pool.exclusive()) {
+                    try (Attachment world = pool.stopTheWorld()) {
                         return true; // no gate hold was left behind
                     }
                 })
@@ -494,12 +494,12 @@ class PerObjectSectionTest {
         pool.attached(() -> {
             IllegalStateException outside = assertThrows(IllegalStateException.class, handle::get);
             assertTrue(outside.getMessage().contains("section"), outside.getMessage());
-            try (Guard section = handle.exclusive()) {
+            try (Guard section = handle.section()) {
                 assertSame(created.get(0), handle.get(), "attached and inside the section");
             }
             return null;
         });
-        Guard asyncHeld = handle.exclusiveAsync(CancellationToken.none())
+        Guard asyncHeld = handle.sectionAsync(CancellationToken.none())
                 .toCompletableFuture()
                 .join();
         assertSame(
@@ -508,7 +508,7 @@ class PerObjectSectionTest {
                 "a section granted to an async caller admits attached threads");
         asyncHeld.close();
         assertThrows(IllegalStateException.class, () -> pool.attached(handle::get), "not after it is released");
-        try (Attachment world = pool.exclusive()) {
+        try (Attachment world = pool.stopTheWorld()) {
             assertSame(created.get(0), handle.get(), "the thread that stopped the world");
         }
         assertEquals(1, pool.<Integer>call("a", a -> ++a.value));

@@ -200,7 +200,7 @@ class PluginHostExampleTest {
                     done.add(CompletableFuture.runAsync(
                             () -> {
                                 pool.attached(() -> {
-                                    try (Guard section = copy.exclusive()) {
+                                    try (Guard section = copy.section()) {
                                         return copy.get().bump();
                                     }
                                 });
@@ -232,7 +232,7 @@ class PluginHostExampleTest {
     private static void dropAHandle(RefPool<String, LuaEngine> pool) {
         pool.attached(() -> {
             Handle<LuaEngine> dropped = pool.acquire("tenant-3");
-            try (Guard section = dropped.exclusive()) {
+            try (Guard section = dropped.section()) {
                 return dropped.get().bump();
             }
         });

@@ -89,7 +89,7 @@ class PoolBadInputTest {
                 pool.acquire("k" + i); // unbounded, as by default
             }
         }
-        assertEquals(AttachMode.EXCLUSIVE, pool.attachMode());
+        assertEquals(AttachMode.GLOBAL, pool.attachMode());
         pool.close();
     }
 
@@ -169,7 +169,7 @@ class PoolBadInputTest {
         String before = pool.stats().toString();
 
         assertRejected(PoolClosedException.class, pool::attach, "attach()", "closed");
-        assertRejected(PoolClosedException.class, pool::exclusive, "closed");
+        assertRejected(PoolClosedException.class, pool::stopTheWorld, "closed");
         PoolClosedException acquireAsync = assertInstanceOf(
                 PoolClosedException.class,
                 failureOf(pool.acquireAsync("k", CancellationToken.none()).toCompletableFuture()),

@@ -109,8 +109,8 @@ class PoolCloseTest {
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
         TestKit.Forked<Void> holder = fork("gate-holder", () -> {
-            // exclusive() is attach() in EXCLUSIVE mode; in SHARED mode it keeps attachers out
-            try (Attachment attached = pool.exclusive()) {
+            // exclusive() is attach() in GLOBAL mode; in SHARED mode it keeps attachers out
+            try (Attachment attached = pool.stopTheWorld()) {
                 holding.countDown();
                 awaitLatch(letGo);
                 x.close(); // attached: the pool is closing, so "x" is disposed now
@@ -168,7 +168,7 @@ class PoolCloseTest {
             pending.close(); // off-attachment: a pending decrement
             return null;
         });
-        Attachment held = pool.exclusive(); // keeps the first close waiting for the gate
+        Attachment held = pool.stopTheWorld(); // keeps the first close waiting for the gate
 
         TestKit.Forked<Void> first = fork("first-closer", () -> {
             pool.close();
@@ -245,7 +245,7 @@ class PoolCloseTest {
         for (int round = 0; round < 20; round++) {
             Engine engine = new Engine();
             RefPool<String, Session> pool = engine.build(engine.builder().attachMode(mode));
-            Attachment holder = pool.exclusive(); // attach() in EXCLUSIVE mode
+            Attachment holder = pool.stopTheWorld(); // attach() in GLOBAL mode
             TestKit.Forked<Boolean> waiter = fork("waiter", () -> {
                 try {
                     pool.attach().close();

@@ -57,7 +57,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * paths: attached acquire, share and close; a close off attachment applied by the drainer and by a
  * (nested) attach; revival from the idle cache; eviction for capacity, by size and by expiry (on a
  * ticker the test moves); an {@code acquireAsync} that waits for capacity and is served by a
- * disposal; waiters that give up (token, the caller's own {@code cancel}); a {@code pool.exclusive()}
+ * disposal; waiters that give up (token, the caller's own {@code cancel}); a {@code pool.stopTheWorld()}
  * section; {@code call} of one key and of two, {@code invalidate} of a held and of an idle object,
  * a timed {@code acquireAsync}, {@code flush}, {@code callAsync} (its function moved off an inline
  * call executor to the pool's own thread), a timed attach and {@code clearIdle}; a double close; a
@@ -118,13 +118,13 @@ class PoolFaultInjectionTest {
 
     /** Every attach mode with and without an idle cache; the leak-detection modes take turns. */
     private static final List<Config> CONFIGS = List.of(
-            new Config(AttachMode.EXCLUSIVE, LeakDetection.OFF, true),
+            new Config(AttachMode.GLOBAL, LeakDetection.OFF, true),
             new Config(AttachMode.SHARED, LeakDetection.OFF, false),
             new Config(AttachMode.PER_OBJECT, LeakDetection.OFF, true),
-            new Config(AttachMode.EXCLUSIVE, LeakDetection.PARANOID, false),
+            new Config(AttachMode.GLOBAL, LeakDetection.PARANOID, false),
             new Config(AttachMode.SHARED, LeakDetection.PARANOID, true),
             new Config(AttachMode.PER_OBJECT, LeakDetection.PARANOID, false),
-            new Config(AttachMode.EXCLUSIVE, LeakDetection.SAMPLED, false),
+            new Config(AttachMode.GLOBAL, LeakDetection.SAMPLED, false),
             new Config(AttachMode.SHARED, LeakDetection.SAMPLED, true),
             new Config(AttachMode.PER_OBJECT, LeakDetection.SAMPLED, false));
 
@@ -444,7 +444,7 @@ class PoolFaultInjectionTest {
             Pending e = acquireAsync("e", CancellationToken.none()); // a, c, d live: waits for capacity
             Attachment third = attach("attach");
             closeHere(c1); // with a waiter in line, c is disposed and its permit goes to the waiter
-            detach(third, "third"); // in EXCLUSIVE mode the waiter attaches now, and creates e
+            detach(third, "third"); // in GLOBAL mode the waiter attaches now, and creates e
             settle(e);
 
             Attachment fourth = attach("attach");
@@ -728,9 +728,9 @@ class PoolFaultInjectionTest {
             return attach(name, pool::attach);
         }
 
-        /** {@code pool.exclusive()}, through the pool's implementation for a bounded wait. */
+        /** {@code pool.stopTheWorld()}, through the pool's implementation for a bounded wait. */
         private Attachment exclusive() {
-            return attach("exclusive()", token -> pool.core().exclusive(token));
+            return attach("exclusive()", token -> pool.core().stopTheWorld(token));
         }
 
         /**
@@ -1107,7 +1107,7 @@ class PoolFaultInjectionTest {
 
     private static RefPool<String, Session> drainedBy(Engine engine, Executor executor, DrainPath path) {
         return engine.build(engine.builder()
-                .attachMode(path == DrainPath.URGENT ? AttachMode.EXCLUSIVE : AttachMode.SHARED)
+                .attachMode(path == DrainPath.URGENT ? AttachMode.GLOBAL : AttachMode.SHARED)
                 .executor(executor)
                 .drainThreshold(path == DrainPath.URGENT ? 1 : 1024)
                 .drainDelay(path == DrainPath.URGENT ? Duration.ofHours(1) : Duration.ofMillis(5)));

@@ -195,7 +195,7 @@ class PoolModelPropertyTest {
         SequentialRun(long seed) {
             this.seed = seed;
             this.random = new Random(seed);
-            this.mode = random.nextBoolean() ? AttachMode.EXCLUSIVE : AttachMode.SHARED;
+            this.mode = random.nextBoolean() ? AttachMode.GLOBAL : AttachMode.SHARED;
             this.idleCache = random.nextInt(3) != 0;
             this.maxObjects = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(3);
             RefPool.Builder<String, Session> builder = engine.builder()
@@ -251,10 +251,10 @@ class PoolModelPropertyTest {
         private void attach() {
             boolean exclusive = scopes.isEmpty() && mode == AttachMode.SHARED && random.nextInt(4) == 0;
             trace.add(exclusive ? "exclusive()" : "attach() at depth " + scopes.size());
-            scopes.push(exclusive ? pool.exclusive() : pool.attach());
+            scopes.push(exclusive ? pool.stopTheWorld() : pool.attach());
             if (scopes.size() == 1) {
                 holdingGate = true;
-                holdingExclusively = exclusive || mode == AttachMode.EXCLUSIVE;
+                holdingExclusively = exclusive || mode == AttachMode.GLOBAL;
             }
             drain(); // every attach, nested or not, applies pending releases
         }
@@ -306,7 +306,7 @@ class PoolModelPropertyTest {
             }
             // one attached attempt: it drains, then creates or goes to the line
             holdingGate = true;
-            holdingExclusively = mode == AttachMode.EXCLUSIVE;
+            holdingExclusively = mode == AttachMode.GLOBAL;
             drain();
             Waiter waiter = new Waiter(key, future);
             allWaiters.add(waiter);

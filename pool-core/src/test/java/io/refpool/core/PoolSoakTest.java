@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Test;
  * that expires on a ticker the threads move, or one that expires in a few real milliseconds;
  * capacity on or off; leak detection off, sampled or paranoid; drain delay and threshold) and
  * runs a few threads of seeded random operations on it: attaches (nested, and
- * {@code pool.exclusive()} in {@code SHARED} mode), {@code detached()} sections, acquires, shares,
+ * {@code pool.stopTheWorld()} in {@code SHARED} mode), {@code detached()} sections, acquires, shares,
  * closes on and off attachment, handles handed to other threads or to a closer thread, handles
  * dropped for the leak detector, {@code acquireAsync} whose token times out or is cancelled or whose
  * future the caller cancels or times out, bad input, and in some rounds a {@code pool.close()} in
@@ -580,7 +580,7 @@ class PoolSoakTest {
             /** The section of a held object, taken asynchronously and given back; the caller may give up first. */
             private void exclusiveAsync(Handle<Session> handle) throws Exception {
                 CompletableFuture<io.refpool.sync.Guard> section =
-                        handle.exclusiveAsync(CancellationToken.none()).toCompletableFuture();
+                        handle.sectionAsync(CancellationToken.none()).toCompletableFuture();
                 if (random.nextInt(3) == 0 && section.cancel(false)) {
                     trace.add(id + ": gave up on the section of " + handle.get());
                     return; // a grant that lands anyway is given back by the pool
@@ -634,7 +634,7 @@ class PoolSoakTest {
             private void attach() {
                 boolean exclusive = scopes.isEmpty() && mode == AttachMode.SHARED && random.nextInt(5) == 0;
                 try {
-                    scopes.push(exclusive ? pool.exclusive() : pool.attach());
+                    scopes.push(exclusive ? pool.stopTheWorld() : pool.attach());
                     trace.add(id + ": " + (exclusive ? "exclusive()" : "attach") + " to depth " + scopes.size());
                 } catch (PoolClosedException closed) {
                     assertTrue(pool.isClosed(), "PoolClosedException from an open pool");

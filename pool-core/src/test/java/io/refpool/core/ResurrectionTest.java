@@ -33,7 +33,7 @@ class ResurrectionTest {
     @ValueSource(booleans = {false, true})
     void aDeferredCloseAppliedAfterAnAttachedReacquireLeavesTheObjectLive(boolean idleCache) throws Exception {
         Engine engine = new Engine();
-        RefPool<String, Session> pool = pool(engine, idleCache, AttachMode.EXCLUSIVE);
+        RefPool<String, Session> pool = pool(engine, idleCache, AttachMode.GLOBAL);
         Handle<Session> first;
         try (Attachment attached = pool.attach()) {
             first = pool.acquire("image-7");
@@ -97,7 +97,7 @@ class ResurrectionTest {
     @Test
     void aDeferredCloseOfARevivedObjectLeavesItLive() throws Exception {
         Engine engine = new Engine();
-        RefPool<String, Session> pool = pool(engine, true, AttachMode.EXCLUSIVE);
+        RefPool<String, Session> pool = pool(engine, true, AttachMode.GLOBAL);
         Handle<Session> stale;
         try (Attachment attached = pool.attach()) {
             Handle<Session> h = pool.acquire("image-7");

@@ -37,8 +37,8 @@ import org.junit.jupiter.api.Test;
  * A storm on {@link AttachMode#PER_OBJECT} sections under strict access: four threads use four
  * objects (at most three alive, an idle cache of two that expires) through every way in:
  * {@code call}, the two-key {@code call}, {@code callAsync} with cancellations racing it,
- * {@code Handle.exclusive(Duration)} with timeouts that fire, {@code exclusiveAsync} with
- * cancellations, and {@code pool.exclusive()}, while a fifth thread interrupts the others at
+ * {@code Handle.section(Duration)} with timeouts that fire, {@code sectionAsync} with
+ * cancellations, and {@code pool.stopTheWorld()}, while a fifth thread interrupts the others at
  * random. Then, at rest: no two threads were ever inside one object, no update inside one was
  * lost, every section is free, every permit no object holds is free, nothing failed that should
  * not have, and, once the pool closes, every object was disposed exactly once, attached. It runs on
@@ -187,7 +187,7 @@ class SectionStormTest {
             return sb.toString();
         }
         try (Attachment attachment = pool.attach()) {
-            Guard section = handle.exclusive(Duration.ofSeconds(2));
+            Guard section = handle.section(Duration.ofSeconds(2));
             section.close();
             sb.append("; section: free");
         } catch (CancellationException e) {
@@ -216,7 +216,7 @@ class SectionStormTest {
                 pool.attached(() -> {
                     Handle<Resource> handle = pool.acquire(key);
                     try {
-                        Guard section = handle.exclusive(Duration.ofNanos(1 + random.nextInt(200_000)));
+                        Guard section = handle.section(Duration.ofNanos(1 + random.nextInt(200_000)));
                         try {
                             return use(handle.get());
                         } finally {
@@ -228,7 +228,7 @@ class SectionStormTest {
                 });
             case 7 -> pool.attached(() -> exclusiveAsync(pool, key, random));
             default -> {
-                Attachment world = pool.exclusive();
+                Attachment world = pool.stopTheWorld();
                 try {
                     pool.call(key, this::use);
                 } finally {
@@ -247,13 +247,12 @@ class SectionStormTest {
         join(call, value -> {});
     }
 
-    /** {@code exclusiveAsync} on an attached thread, its token cancelled at random; the object used if granted. */
+    /** {@code sectionAsync} on an attached thread, its token cancelled at random; the object used if granted. */
     private Object exclusiveAsync(RefPool<String, Resource> pool, String key, Random random) {
         Handle<Resource> handle = pool.acquire(key);
         try {
             CancellationSource source = new CancellationSource();
-            CompletableFuture<Guard> wait =
-                    handle.exclusiveAsync(source.token()).toCompletableFuture();
+            CompletableFuture<Guard> wait = handle.sectionAsync(source.token()).toCompletableFuture();
             cancelMaybe(source, random);
             Guard section = join(wait, Guard::close);
             try {

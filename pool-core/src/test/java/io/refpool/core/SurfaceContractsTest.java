@@ -91,7 +91,7 @@ class SurfaceContractsTest {
 
     // ---------------------------------------------------------------- call(k, k) and invalidate
 
-    /** In {@code EXCLUSIVE} mode an invalidate cannot race a call: it waits for the gate the call holds. */
+    /** In {@code GLOBAL} mode an invalidate cannot race a call: it waits for the gate the call holds. */
     @ParameterizedTest
     @EnumSource(
             value = AttachMode.class,
@@ -182,7 +182,7 @@ class SurfaceContractsTest {
         Handle<Resource> b = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
         assertEquals("b", b.key());
         pool.attached(() -> {
-            try (Guard section = b.exclusive(forever)) {
+            try (Guard section = b.section(forever)) {
                 return b.get();
             }
         });
@@ -208,11 +208,11 @@ class SurfaceContractsTest {
         cancelled.cancel();
         Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
         CancellationException refused =
-                assertThrows(CancellationException.class, () -> pool.attached(() -> a.exclusive(cancelled.token())));
+                assertThrows(CancellationException.class, () -> pool.attached(() -> a.section(cancelled.token())));
         assertTrue(refused.getMessage().contains("'a'"), refused.getMessage());
         assertTrue(refused.getMessage().contains("'tenants'"), refused.getMessage());
         pool.attached(() -> {
-            try (Guard free = a.exclusive()) { // nothing was held by the refused call
+            try (Guard free = a.section()) { // nothing was held by the refused call
                 return null;
             }
         });
@@ -232,14 +232,14 @@ class SurfaceContractsTest {
                 .attachMode(AttachMode.PER_OBJECT)
                 .strictAccess(true));
         Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
-        IllegalStateException refused = assertThrows(IllegalStateException.class, a::exclusive);
+        IllegalStateException refused = assertThrows(IllegalStateException.class, a::section);
         assertTrue(refused.getMessage().contains("not attached"), refused.getMessage());
         assertTrue(refused.getMessage().contains("'tenants'"), refused.getMessage());
-        assertThrows(IllegalStateException.class, () -> a.exclusive(Duration.ofSeconds(1)));
-        assertThrows(IllegalStateException.class, () -> a.exclusive(CancellationToken.none()));
+        assertThrows(IllegalStateException.class, () -> a.section(Duration.ofSeconds(1)));
+        assertThrows(IllegalStateException.class, () -> a.section(CancellationToken.none()));
 
         pool.close(); // "a" is still held: it stays usable, in its section, though nobody can attach
-        try (Guard section = a.exclusive()) {
+        try (Guard section = a.section()) {
             assertSame(resources.created("a"), a.get());
         }
         IllegalStateException outside = assertThrows(IllegalStateException.class, a::get);

@@ -65,7 +65,7 @@ final class TestKeyedConcurrentRun {
         this.setup = new Random(seed);
         this.threads = threads;
         this.steps = steps;
-        this.mode = setup.nextBoolean() ? AttachMode.EXCLUSIVE : AttachMode.SHARED;
+        this.mode = setup.nextBoolean() ? AttachMode.GLOBAL : AttachMode.SHARED;
         this.bounded = setup.nextBoolean();
         this.expiring = setup.nextBoolean();
         this.closingThread = setup.nextInt(4) == 0 ? setup.nextInt(threads) : -1;
@@ -215,7 +215,7 @@ final class TestKeyedConcurrentRun {
         private void attach() {
             boolean exclusive = scopes.isEmpty() && mode == AttachMode.SHARED && random.nextInt(5) == 0;
             try {
-                scopes.push(exclusive ? pool.exclusive() : pool.attach());
+                scopes.push(exclusive ? pool.stopTheWorld() : pool.attach());
             } catch (PoolClosedException closed) {
                 assertTrue(pool.isClosed(), "PoolClosedException from an open pool");
             }

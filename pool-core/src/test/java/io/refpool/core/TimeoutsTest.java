@@ -54,7 +54,7 @@ class TimeoutsTest {
         CountDownLatch release = new CountDownLatch(1);
         Attachment[] world = new Attachment[1];
         TestKit.Forked<Void> holder =
-                holdOnAnotherThread(held, release, () -> world[0] = pool.exclusive(), () -> world[0].close());
+                holdOnAnotherThread(held, release, () -> world[0] = pool.stopTheWorld(), () -> world[0].close());
         TestKeyedPoolFixtures.awaitLatch(held);
 
         WaitTimeoutException timedOut = assertThrows(WaitTimeoutException.class, () -> pool.attach(SHORT));
@@ -81,12 +81,12 @@ class TimeoutsTest {
                 holdOnAnotherThread(held, release, () -> shared[0] = pool.attach(), () -> shared[0].close());
         TestKeyedPoolFixtures.awaitLatch(held);
 
-        WaitTimeoutException timedOut = assertThrows(WaitTimeoutException.class, () -> pool.exclusive(SHORT));
+        WaitTimeoutException timedOut = assertThrows(WaitTimeoutException.class, () -> pool.stopTheWorld(SHORT));
         assertTrue(timedOut.getMessage().contains("exclusive use of pool 'timeouts'"), timedOut.getMessage());
         assertTrue(hasFrame(timedOut, "exclusiveWithinATimeoutNamesWhatItWaitedFor"));
         release.countDown();
         holder.join();
-        pool.exclusive(SHORT).close();
+        pool.stopTheWorld(SHORT).close();
         pool.close();
     }
 
@@ -137,13 +137,13 @@ class TimeoutsTest {
         TestKeyedPoolFixtures.awaitLatch(inside);
 
         WaitTimeoutException timedOut =
-                pool.attached(() -> assertThrows(WaitTimeoutException.class, () -> handle.exclusive(SHORT)));
+                pool.attached(() -> assertThrows(WaitTimeoutException.class, () -> handle.section(SHORT)));
         assertEquals(
                 "timed out after 50 ms waiting for the section of key 'a' in pool 'timeouts'", timedOut.getMessage());
         assertTrue(hasFrame(timedOut, "aSectionWithinATimeoutFailsNamingKeyAndPoolAndGivesItsReferenceBack"));
         leave.countDown();
         assertEquals(1, holder.join());
-        try (Guard section = pool.attached(() -> handle.exclusive(SHORT))) { // free: taken at once
+        try (Guard section = pool.attached(() -> handle.section(SHORT))) { // free: taken at once
             assertTrue(section != null);
         }
         pool.attached(() -> {

@@ -66,7 +66,7 @@ final class Attacher<K, V> {
         this.queue = queue;
         this.releases = releases;
         this.mode = mode;
-        this.gate = mode == AttachMode.EXCLUSIVE ? new Gate.Exclusive() : new Gate.Shared();
+        this.gate = mode == AttachMode.GLOBAL ? new Gate.Exclusive() : new Gate.Shared();
     }
 
     /**
@@ -136,7 +136,7 @@ final class Attacher<K, V> {
     /**
      * Attaches the calling thread.
      *
-     * @param exclusive whether to hold the gate exclusively ({@code pool.exclusive()})
+     * @param exclusive whether to hold the gate exclusively ({@code pool.stopTheWorld()})
      * @param internal a drainer or the pool's close: allowed after close, not cancelled by it
      */
     Attachment attach(CancellationToken token, boolean exclusive, boolean internal) {
@@ -151,8 +151,8 @@ final class Attacher<K, V> {
         AttachState s = states.get();
         int depth = s.depth;
         if (depth > 0) {
-            if (exclusive && !s.exclusive && mode != AttachMode.EXCLUSIVE) {
-                throw new IllegalStateException("exclusive() on a thread that is already attached shared would wait"
+            if (exclusive && !s.exclusive && mode != AttachMode.GLOBAL) {
+                throw new IllegalStateException("stopTheWorld() on a thread that is already attached shared would wait"
                         + " for itself: call it before attaching, or from a detached() section");
             }
             return attachNested(s);
@@ -249,7 +249,7 @@ final class Attacher<K, V> {
 
     /** {@return what a wait at the gate waits for, in messages} */
     private String gateName(boolean exclusive) {
-        return (exclusive && mode != AttachMode.EXCLUSIVE ? "exclusive use of pool '" : "the attach gate of pool '")
+        return (exclusive && mode != AttachMode.GLOBAL ? "exclusive use of pool '" : "the attach gate of pool '")
                 + pool.name() + "'";
     }
 

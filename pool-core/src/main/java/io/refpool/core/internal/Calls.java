@@ -44,7 +44,7 @@ import java.util.function.Supplier;
  *
  * <p>The order is the deadlock rule of sections: a section is waited for only while the gate is
  * held (attached), and a section holder never waits for the gate. So a stop-the-world
- * {@code pool.exclusive()} waits for section holders to finish, never the reverse. Two sections
+ * {@code pool.stopTheWorld()} waits for section holders to finish, never the reverse. Two sections
  * are taken in the objects' creation order ({@link Entry#order}), whatever order the caller names
  * the keys in.
  */
@@ -140,7 +140,7 @@ public final class Calls<K, V> {
 
     /**
      * Runs {@code work} in the section of {@code entry}, which a handle of the caller keeps alive:
-     * unlike {@code Handle.exclusive()} it takes no reference and allocates no guard.
+     * unlike {@code Handle.section()} it takes no reference and allocates no guard.
      */
     private <T> T inSection(Entry<K, V> entry, Supplier<T> work) {
         Section section = entry.section();

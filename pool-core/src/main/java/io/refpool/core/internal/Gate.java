@@ -7,9 +7,9 @@ import io.refpool.sync.Guard;
 import java.util.concurrent.CompletionStage;
 
 /**
- * What a thread passes to attach: the pool's {@link AsyncMutex} in {@code EXCLUSIVE} mode, the read
+ * What a thread passes to attach: the pool's {@link AsyncMutex} in {@code GLOBAL} mode, the read
  * side of its {@link AsyncSharedMutex} in {@code SHARED} mode (whose write side is
- * {@code pool.exclusive()}).
+ * {@code pool.stopTheWorld()}).
  *
  * <p>The uncontended entry is the lock's allocation-free {@code tryLock} pair; only a thread that
  * must wait holds a {@link Guard}.

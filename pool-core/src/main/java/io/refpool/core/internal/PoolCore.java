@@ -257,12 +257,12 @@ public final class PoolCore<K, V> implements PoolState {
         return attacher.attach(token, false, false);
     }
 
-    public Attachment exclusive(CancellationToken token) {
+    public Attachment stopTheWorld(CancellationToken token) {
         refuseCancelled(token, "exclusive");
         return attacher.attach(token, true, false);
     }
 
-    /** {@code attach(Duration)} and {@code exclusive(Duration)}: the gate within {@code timeout}. */
+    /** {@code attach(Duration)} and {@code stopTheWorld(Duration)}: the gate within {@code timeout}. */
     public Attachment attachWithin(Duration timeout, boolean exclusive) {
         return attacher.attach(CancellationToken.none(), Timeouts.positive(timeout), exclusive, false);
     }
@@ -370,7 +370,7 @@ public final class PoolCore<K, V> implements PoolState {
             report(PoolError.Kind.CLOSE_CANCELLATION_FAILED, null, "failing the pool's waiters at close failed", e);
         }
         Attachment attached =
-                attacher.attach(CancellationToken.none(), attachMode != AttachMode.EXCLUSIVE && !isAttached(), true);
+                attacher.attach(CancellationToken.none(), attachMode != AttachMode.GLOBAL && !isAttached(), true);
         try {
             AttachState s = attacher.state();
             releases.applyAll(s); // also releases whose flag is still in flight

@@ -69,30 +69,30 @@ final class PooledHandle<K, V> implements Handle<V> {
     }
 
     @Override
-    public Guard exclusive() {
-        return exclusive(CancellationToken.none());
+    public Guard section() {
+        return section(CancellationToken.none());
     }
 
     @Override
-    public Guard exclusive(CancellationToken token) {
+    public Guard section(CancellationToken token) {
         Objects.requireNonNull(token, "token");
-        checkOpen("exclusive()");
+        checkOpen("section()");
         return Section.enter(handles, entry, token);
     }
 
     @Override
-    public Guard exclusive(Duration timeout) {
+    public Guard section(Duration timeout) {
         Timeouts.positive(timeout);
-        checkOpen("exclusive()");
+        checkOpen("section()");
         return Section.enterWithin(handles, entry, timeout);
     }
 
     @Override
-    public CompletionStage<Guard> exclusiveAsync(CancellationToken token) {
+    public CompletionStage<Guard> sectionAsync(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         if (!open) {
-            return CompletableFuture.failedStage(new IllegalStateException("exclusiveAsync() on the handle for key "
-                    + Keys.describe(entry.key) + ", which is already closed"));
+            return CompletableFuture.failedStage(new IllegalStateException(
+                    "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
         }
         return Section.enterAsync(handles, entry, token, false);
     }

@@ -15,13 +15,13 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * One object's exclusive section: its own FIFO {@link AsyncMutex}, created by the first
- * {@code Handle.exclusive()} (see {@link Entry#section()}), so objects that never use it pay nothing.
+ * {@code Handle.section()} (see {@link Entry#section()}), so objects that never use it pay nothing.
  * All handles to the object share it; different objects never contend.
  *
  * <pre>
  *   holder    to         by
  *   NONE      id of T    T's blocking enter was granted (set by T before enter returns)
- *   NONE      ASYNC      Handle.exclusiveAsync was granted (set before the stage completes)
+ *   NONE      ASYNC      Handle.sectionAsync was granted (set before the stage completes)
  *   NONE      RESERVED   callAsync's section was granted (set before the stage completes)
  *   RESERVED  id of T    callAsync running its function on T
  *   any       NONE       the guard's close, before it releases the lock
@@ -30,7 +30,7 @@ import java.util.concurrent.CompletionStage;
  * <p>{@code holder} answers two questions and nothing else: "does this thread hold the section
  * already?" (its own write, so it reads it exactly: asking again throws instead of deadlocking) and
  * "may this thread use the object?" for strict access. The lock alone decides who holds the section.
- * {@code ASYNC} admits any thread, as the guard of {@code exclusiveAsync} may be used on whichever
+ * {@code ASYNC} admits any thread, as the guard of {@code sectionAsync} may be used on whichever
  * thread its continuation runs; {@code RESERVED} admits none, so between a {@code callAsync} grant
  * and the start of its function no bystander uses the object.
  * It is the holder's {@linkplain Thread#getId() thread id}, which no other thread ever has, rather
@@ -44,7 +44,7 @@ final class Section {
     /** The holder of a free section. Thread ids are positive. */
     static final long NONE = 0L;
 
-    /** The holder of a section granted to {@code exclusiveAsync}, which no thread holds: admits any thread. */
+    /** The holder of a section granted to {@code sectionAsync}, which no thread holds: admits any thread. */
     static final long ASYNC = -1L;
 
     /** The holder of a section granted to {@code callAsync} whose function has not started: admits none. */
@@ -82,7 +82,7 @@ final class Section {
 
     /**
      * Strict access: the calling thread must be attached to the pool and, in {@code PER_OBJECT}
-     * mode, hold the object's section (or stop the world with {@code pool.exclusive()}).
+     * mode, hold the object's section (or stop the world with {@code pool.stopTheWorld()}).
      */
     static <K, V> void checkAccess(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
         Thread me = Thread.currentThread();
@@ -99,7 +99,7 @@ final class Section {
                 throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
                         + " of pool '" + handles.name() + "' on thread " + me.getName() + ", which does not hold the"
                         + " object's section (PER_OBJECT mode, strictAccess): use pool.call, or take"
-                        + " Handle.exclusive() first");
+                        + " Handle.section() first");
             }
         }
     }
@@ -110,7 +110,7 @@ final class Section {
     }
 
     /**
-     * {@code Handle.exclusive(Duration)}: as {@link #enter(Handles, Entry, CancellationToken)}, the
+     * {@code Handle.section(Duration)}: as {@link #enter(Handles, Entry, CancellationToken)}, the
      * wait limited to {@code timeout}; the timer is armed only if the section is taken.
      */
     static <K, V> Guard enterWithin(Handles<K, V> handles, Entry<K, V> entry, Duration timeout) {
@@ -122,8 +122,8 @@ final class Section {
             Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, Duration timeout) {
         refuseUnattached(handles, entry);
         if (token.isCancellationRequested()) { // whether or not the section is free, as every wait does
-            throw new CancellationException("exclusive() on the object of key " + Keys.describe(entry.key)
-                    + " in pool '" + handles.name() + "' with a token that was already cancelled");
+            throw new CancellationException("section() on the object of key " + Keys.describe(entry.key) + " in pool '"
+                    + handles.name() + "' with a token that was already cancelled");
         }
         Section section = entry.section();
         long me = Thread.currentThread().getId();
@@ -153,11 +153,11 @@ final class Section {
      */
     private static <K, V> void refuseUnattached(Handles<K, V> handles, Entry<K, V> entry) {
         if (!handles.isAttached() && !handles.isClosed()) {
-            throw new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key)
+            throw new IllegalStateException("section() on the object of key " + Keys.describe(entry.key)
                     + " of pool '" + handles.name() + "' on thread "
                     + Thread.currentThread().getName()
                     + ", which is not attached: take the section attached (inside pool.attach() or"
-                    + " pool.attached), use pool.call, or use exclusiveAsync");
+                    + " pool.attached), use pool.call, or use sectionAsync");
         }
     }
 
@@ -246,12 +246,12 @@ final class Section {
      * the stage itself ends the wait; a grant that lands anyway is given back. {@code forCall}: the
      * section of a {@code callAsync}, recorded as {@code RESERVED} until its function runs; its steps
      * run on whichever thread granted the step before, which says nothing of the caller. Otherwise
-     * (a caller's own {@code exclusiveAsync}) it fails if the calling thread holds the section.
+     * (a caller's own {@code sectionAsync}) it fails if the calling thread holds the section.
      */
     static <K, V> CompletionStage<Guard> enterAsync(
             Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, boolean forCall) {
         if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("exclusiveAsync() on the object of key "
+            return CompletableFuture.failedStage(new CancellationException("sectionAsync() on the object of key "
                     + Keys.describe(entry.key) + " in pool '" + handles.name() + "' with a token that was already"
                     + " cancelled"));
         }
@@ -305,7 +305,7 @@ final class Section {
     }
 
     private static IllegalStateException reentry(Entry<?, ?> entry) {
-        return new IllegalStateException("exclusive() on the object of key " + Keys.describe(entry.key) + ": thread "
+        return new IllegalStateException("section() on the object of key " + Keys.describe(entry.key) + ": thread "
                 + Thread.currentThread().getName()
                 + " already holds its section, and a second hold would wait for itself");
     }

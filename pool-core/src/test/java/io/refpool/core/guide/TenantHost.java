@@ -56,7 +56,7 @@ public final class TenantHost implements AutoCloseable {
         try (Attachment attached = interpreters.attach(wait)) { // WaitTimeoutException names the pool
             Handle<LuaTenant> handle = interpreters.acquire(tenant);
             try (handle;
-                    Guard section = handle.exclusive(wait)) { // ...or the tenant's interpreter
+                    Guard section = handle.section(wait)) { // ...or the tenant's interpreter
                 return handle.get().eval(script);
             }
         }
@@ -83,7 +83,7 @@ public final class TenantHost implements AutoCloseable {
                     try (handle) { // closed on the worker, off-attachment: a pending release
                         return interpreters.attached(
                                 () -> { // the engine is used attached...
-                                    try (Guard section = handle.exclusive()) { // ...inside the interpreter's section
+                                    try (Guard section = handle.section()) { // ...inside the interpreter's section
                                         return handle.get().eval(script);
                                     }
                                 });
