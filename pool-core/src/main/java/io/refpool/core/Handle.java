@@ -3,6 +3,7 @@ package io.refpool.core;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -113,6 +114,51 @@ public interface Handle<V> extends AutoCloseable {
      * @throws NullPointerException if {@code token} is null
      */
     CompletionStage<Guard> sectionAsync(CancellationToken token);
+
+    /**
+     * Runs {@code fn} on the object as {@code pool.call} would: attaches (nested is fine), takes the
+     * object's section in {@link AttachMode#PER_OBJECT} mode, runs {@code fn}, and releases the
+     * section and the attachment, also when {@code fn} throws; what {@code fn} throws reaches the
+     * caller unchanged. The handle stays open.
+     *
+     * <pre>{@code
+     * Handle<Session> session = sessions.get(tenant);           // a handle the host keeps
+     * String out = session.call(s -> s.query("select 1"));      // attached, in the section
+     * }</pre>
+     *
+     * @param fn the work on the object
+     * @param <T> its result type
+     * @param <E> the checked exception {@code fn} may throw
+     * @return what {@code fn} returned
+     * @throws E what {@code fn} threw
+     * @throws IllegalStateException if this handle is closed, or the thread holds this object's
+     *     section already
+     * @throws PoolClosedException if the pool is closed
+     * @throws NullPointerException if {@code fn} is null
+     */
+    <T, E extends Exception> T call(PoolFunction<? super V, ? extends T, E> fn) throws E;
+
+    /**
+     * As {@link #call(PoolFunction)}, for a body that returns nothing.
+     *
+     * <pre>{@code
+     * handle.run(session -> session.execute("vacuum")); // may throw a checked exception
+     * }</pre>
+     *
+     * @param action the work on the object
+     * @param <E> the checked exception {@code action} may throw
+     * @throws E what {@code action} threw
+     * @throws IllegalStateException as for {@link #call(PoolFunction)}
+     * @throws PoolClosedException if the pool is closed
+     * @throws NullPointerException if {@code action} is null
+     */
+    default <E extends Exception> void run(PoolConsumer<? super V, E> action) throws E {
+        Objects.requireNonNull(action, "action");
+        call(value -> {
+            action.accept(value);
+            return null;
+        });
+    }
 
     /**
      * Opens another handle to the same object (count + 1). Works on any thread, attached or not, and

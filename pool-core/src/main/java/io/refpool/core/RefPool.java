@@ -9,10 +9,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * A reference-counting pool of engine objects that are expensive or bound to the engine's thread
@@ -89,6 +87,29 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public static <K, V> Builder<K, V> builder(ObjectFactory<? super K, ? extends V> factory) {
         return new Builder<>(Objects.requireNonNull(factory, "factory"));
+    }
+
+    /**
+     * Starts building a pool whose factory is given last, to {@link Builder#build(ObjectFactory)},
+     * so that its key and object types come from the variable the pool is assigned to, and a
+     * lambda or constructor reference needs no declared parameter types.
+     *
+     * <pre>{@code
+     * try (RefPool<String, Interpreter> pool = RefPool.newBuilder()
+     *         .maxObjects(8)
+     *         .disposer(Interpreter::close)          // close() may throw a checked exception
+     *         .build(tenant -> new Interpreter(tenant))) {
+     *     int answer = pool.call("tenant-7", lua -> lua.eval("return 6 * 7"));
+     * }
+     * }</pre>
+     *
+     * <p>As with Caffeine's builder, an option typed by the object ({@code disposer}) narrows the
+     * builder's types: give it a method reference or a lambda with declared parameter types.
+     *
+     * @return a builder with no factory yet
+     */
+    public static Builder<Object, Object> newBuilder() {
+        return new Builder<>(null);
     }
 
     /**
@@ -212,13 +233,42 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * @param work the attached work
      * @param <T> its result type
+     * @param <E> the checked exception {@code work} may throw
      * @return what {@code work} returned
+     * @throws E what {@code work} threw
      * @throws PoolClosedException if the pool is closed
      * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach
      * @throws NullPointerException if {@code work} is null
      */
-    public <T> T attached(Supplier<? extends T> work) {
+    public <T, E extends Exception> T attached(AttachedWork<? extends T, E> work) throws E {
         return core.calls().attached(work);
+    }
+
+    /**
+     * As {@link #attached(AttachedWork)}, for a body that returns nothing. (A name of its own, not an
+     * overload: {@code attached(handle::section)} would otherwise match both.)
+     *
+     * <pre>{@code
+     * pool.runAttached(() -> {
+     *     try (Handle<Session> session = pool.acquire("tenant-7")) {
+     *         session.run(s -> s.refresh());
+     *     }
+     * });
+     * }</pre>
+     *
+     * @param work the attached work
+     * @param <E> the checked exception {@code work} may throw
+     * @throws E what {@code work} threw
+     * @throws PoolClosedException if the pool is closed
+     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach
+     * @throws NullPointerException if {@code work} is null
+     */
+    public <E extends Exception> void runAttached(AttachedAction<E> work) throws E {
+        Objects.requireNonNull(work, "work");
+        core.calls().attached(() -> {
+            work.run();
+            return null;
+        });
     }
 
     /**
@@ -234,21 +284,47 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * <p>Calls nest: {@code fn} may call {@code call} for another key, but a thread that holds an
      * object's section (in {@code PER_OBJECT} mode) and waits for another's keeps the first held;
-     * to use two objects at once take both with {@link #call(Object, Object, BiFunction)}. Calling
+     * to use two objects at once take both with {@link #call(Object, Object, PoolBiFunction)}. Calling
      * {@code call} for the same key from inside {@code fn} throws {@link IllegalStateException} in
      * {@code PER_OBJECT} mode (the section is held already).
      *
      * @param key the key
      * @param fn the work on the object
      * @param <T> its result type
+     * @param <E> the checked exception {@code fn} may throw
      * @return what {@code fn} returned
+     * @throws E what {@code fn} threw
      * @throws NullPointerException if {@code key} or {@code fn} is null
      * @throws PoolClosedException if the pool is closed
      * @throws CapacityExhaustedException as for {@link #acquire(Object)}
      * @throws IllegalStateException if the thread holds this object's section already
      */
-    public <T> T call(K key, Function<? super V, ? extends T> fn) {
+    public <T, E extends Exception> T call(K key, PoolFunction<? super V, ? extends T, E> fn) throws E {
         return core.calls().call(key, fn);
+    }
+
+    /**
+     * As {@link #call(Object, PoolFunction)}, for a body that returns nothing.
+     *
+     * <pre>{@code
+     * pool.run("tenant-7", session -> session.execute("vacuum"));
+     * }</pre>
+     *
+     * @param key the key
+     * @param action the work on the object
+     * @param <E> the checked exception {@code action} may throw
+     * @throws E what {@code action} threw
+     * @throws NullPointerException if {@code key} or {@code action} is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws CapacityExhaustedException as for {@link #acquire(Object)}
+     * @throws IllegalStateException if the thread holds this object's section already
+     */
+    public <E extends Exception> void run(K key, PoolConsumer<? super V, E> action) throws E {
+        Objects.requireNonNull(action, "action");
+        core.calls().call(key, value -> {
+            action.accept(value);
+            return null;
+        });
     }
 
     /**
@@ -258,28 +334,56 @@ public final class RefPool<K, V> implements AutoCloseable {
      * them in opposite orders never deadlock. One key named twice is one object, locked once.
      *
      * <pre>{@code
-     * pool.call("tenant-a", "tenant-b", (a, b) -> a.copyTo(b));
+     * boolean copied = pool.call("tenant-a", "tenant-b", (a, b) -> a.copyTo(b));
      * }</pre>
      *
      * @param first the first key; its object is {@code fn}'s first argument
      * @param second the second key
      * @param fn the work on both objects
      * @param <T> its result type
+     * @param <E> the checked exception {@code fn} may throw
      * @return what {@code fn} returned
+     * @throws E what {@code fn} threw
      * @throws NullPointerException if an argument is null
      * @throws PoolClosedException if the pool is closed
      * @throws CapacityExhaustedException as for {@link #acquire(Object)}
      * @throws IllegalStateException if the thread holds either object's section already
      */
-    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+    public <T, E extends Exception> T call(K first, K second, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
         return core.calls().call(first, second, fn);
+    }
+
+    /**
+     * As {@link #call(Object, Object, PoolBiFunction)}, for a body that returns nothing.
+     *
+     * <pre>{@code
+     * pool.run("tenant-a", "tenant-b", (a, b) -> a.mergeInto(b));
+     * }</pre>
+     *
+     * @param first the first key; its object is {@code action}'s first argument
+     * @param second the second key
+     * @param action the work on both objects
+     * @param <E> the checked exception {@code action} may throw
+     * @throws E what {@code action} threw
+     * @throws NullPointerException if an argument is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws CapacityExhaustedException as for {@link #acquire(Object)}
+     * @throws IllegalStateException if the thread holds either object's section already
+     */
+    public <E extends Exception> void run(K first, K second, PoolBiConsumer<? super V, E> action) throws E {
+        Objects.requireNonNull(action, "action");
+        core.calls().call(first, second, (a, b) -> {
+            action.accept(a, b);
+            return null;
+        });
     }
 
     /**
      * Runs {@code fn} on the object of {@code key} without parking a thread: waits for the object
      * (its creation and capacity), the gate and, in {@link AttachMode#PER_OBJECT} mode, the object's
-     * section, then runs {@code fn} attached on the thread that granted the last of them and
-     * releases everything when it returns or throws. Every failure goes through the stage; a caller
+     * section, then runs {@code fn} attached on the pool's call executor ({@link
+     * Builder#callExecutor}) and releases everything when it returns or throws; a checked exception
+     * it throws fails the stage. Every failure goes through the stage; a caller
      * that cancels or completes the returned future itself ends the wait, and nothing is kept.
      *
      * <pre>{@code
@@ -296,7 +400,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     the factory threw
      * @throws NullPointerException if an argument is null
      */
-    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+    public <T> CompletionStage<T> callAsync(
+            K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
         return core.calls().callAsync(key, token, fn);
     }
 
@@ -514,9 +619,11 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param <V> object type
      */
     public static final class Builder<K, V> {
+        /** {@code null} for {@link RefPool#newBuilder()}: given to {@link #build(ObjectFactory)}. */
         private final ObjectFactory<? super K, ? extends V> factory;
+
         private Disposer<? super K, ? super V> disposer = (key, value, cause) -> {};
-        private AttachMode attachMode = AttachMode.GLOBAL;
+        private AttachMode attachMode = AttachMode.PER_OBJECT;
         private Executor executor;
         private Executor callExecutor;
         private long drainDelayNanos = 100_000_000L;
@@ -534,15 +641,25 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
-         * Sets what disposes an object; it runs attached, exactly once per object. Default: nothing.
+         * Sets what disposes an object; it runs attached, exactly once per object, and may throw a
+         * checked exception (reported to the error listener). Default: nothing.
+         *
+         * <pre>{@code
+         * RefPool.newBuilder().disposer(Interpreter::close).build(Interpreter::new);
+         * }</pre>
          *
          * @param disposer the disposer
+         * @param <K1> the key type, narrowed
+         * @param <V1> the object type, narrowed to what {@code disposer} takes
          * @return this builder
          */
-        public Builder<K, V> disposer(Consumer<? super V> disposer) {
+        @SuppressWarnings("unchecked") // narrows the builder's own type parameters, as Caffeine's does
+        public <K1 extends K, V1 extends V> Builder<K1, V1> disposer(
+                PoolConsumer<? super V1, ? extends Exception> disposer) {
             Objects.requireNonNull(disposer, "disposer");
-            this.disposer = (key, value, cause) -> disposer.accept(value);
-            return this;
+            Builder<K1, V1> self = (Builder<K1, V1>) this;
+            self.disposer = (key, value, cause) -> disposer.accept(value);
+            return self;
         }
 
         /**
@@ -555,15 +672,21 @@ public final class RefPool<K, V> implements AutoCloseable {
          * }</pre>
          *
          * @param disposer the disposer
+         * @param <K1> the key type, narrowed to what {@code disposer} takes
+         * @param <V1> the object type, narrowed to what {@code disposer} takes
          * @return this builder
          */
-        public Builder<K, V> disposer(Disposer<? super K, ? super V> disposer) {
-            this.disposer = Objects.requireNonNull(disposer, "disposer");
-            return this;
+        @SuppressWarnings("unchecked") // narrows the builder's own type parameters, as Caffeine's does
+        public <K1 extends K, V1 extends V> Builder<K1, V1> disposer(Disposer<? super K1, ? super V1> disposer) {
+            Objects.requireNonNull(disposer, "disposer");
+            Builder<K1, V1> self = (Builder<K1, V1>) this;
+            self.disposer = disposer;
+            return self;
         }
 
         /**
-         * Sets the attach mode. Default: {@link AttachMode#GLOBAL}.
+         * Sets the attach mode. Default: {@link AttachMode#PER_OBJECT} (see {@link AttachMode} for
+         * which mode a host needs).
          *
          * @param attachMode the mode
          * @return this builder
@@ -765,7 +888,44 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @throws IllegalArgumentException if the idle configurer sets an eviction listener
          */
         public RefPool<K, V> build() {
-            return new RefPool<>(new PoolCore<>(new PoolSettings<>(
+            if (factory == null) {
+                throw new IllegalStateException("build() on a builder from RefPool.newBuilder(), which has no factory:"
+                        + " give it to build(factory)");
+            }
+            return build(factory, disposer);
+        }
+
+        /**
+         * Builds the pool with {@code factory}, for a builder from {@link RefPool#newBuilder()}; the
+         * key and object types come from the variable the pool is assigned to.
+         *
+         * <pre>{@code
+         * RefPool<String, Interpreter> pool = RefPool.newBuilder().build(Interpreter::new);
+         * }</pre>
+         *
+         * @param factory creates the object of a key, and may throw checked exceptions (acquirers
+         *     then get an {@link ObjectCreationException}); runs attached, outside every internal lock
+         * @param <K1> key type (with {@code equals}/{@code hashCode})
+         * @param <V1> object type
+         * @return the pool
+         * @throws NullPointerException if {@code factory} is null
+         * @throws IllegalStateException if this builder came with a factory
+         *     ({@link RefPool#builder(ObjectFactory)}): use {@link #build()}
+         */
+        @SuppressWarnings("unchecked") // K1 and V1 narrow K and V; the disposer was given for K and V
+        public <K1 extends K, V1 extends V> RefPool<K1, V1> build(ObjectFactory<? super K1, ? extends V1> factory) {
+            Objects.requireNonNull(factory, "factory");
+            if (this.factory != null) {
+                throw new IllegalStateException(
+                        "build(factory) on a builder that was given a factory by RefPool.builder(factory):"
+                                + " call build()");
+            }
+            return ((Builder<K1, V1>) this).build(factory, (Disposer<? super K1, ? super V1>) disposer);
+        }
+
+        private <K1, V1> RefPool<K1, V1> build(
+                ObjectFactory<? super K1, ? extends V1> factory, Disposer<? super K1, ? super V1> disposer) {
+            return new RefPool<>(new PoolCore<>(new PoolSettings<K1, V1>(
                     factory,
                     disposer,
                     attachMode,

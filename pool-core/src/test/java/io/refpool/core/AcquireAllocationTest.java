@@ -23,7 +23,8 @@ class AcquireAllocationTest {
 
     @Test
     void acquireAndCloseOfLiveKeysAllocatesNothingAfterManyCreations() throws Exception {
-        RefPool<String, Resource> pool = resources.build(resources.builder().drainDelay(Duration.ofHours(1)));
+        RefPool<String, Resource> pool = resources.build(
+                resources.builder().attachMode(AttachMode.GLOBAL).drainDelay(Duration.ofHours(1)));
         String[] keys = new String[KEYS];
         List<Handle<Resource>> live = new ArrayList<>();
         try (Attachment attached = pool.attach()) {

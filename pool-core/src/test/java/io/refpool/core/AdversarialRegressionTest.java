@@ -169,8 +169,11 @@ class AdversarialRegressionTest {
     /** Defect 4: a caller-runs executor ran the delayed drain on the JDK's timer thread, parked on the gate. */
     @Test
     void aCallerRunsExecutorNeverParksTheJdkTimerThreadOnTheGate() throws Exception {
-        RefPool<String, Resource> pool = resources.build(
-                resources.builder().drainDelay(Duration.ofMillis(10)).executor(Runnable::run));
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.GLOBAL)
+                .drainDelay(Duration.ofMillis(10))
+                .executor(Runnable::run));
         Handle<Resource> handle = acquireAttached(pool, "a");
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);

@@ -184,7 +184,10 @@ class CallAsyncPlacementTest {
                     .toCompletableFuture();
             assertEquals(1, await(later));
             assertNotSame(Thread.currentThread(), ranOn.get());
-            assertEquals(1, pool.<Integer>call("a", a -> a.value), "the section and the reference were given back");
+            assertEquals(
+                    1,
+                    pool.<Integer, RuntimeException>call("a", a -> a.value),
+                    "the section and the reference were given back");
             assertEquals(0L, pool.attached(() -> pool.stats().live()));
         }
         assertEquals(

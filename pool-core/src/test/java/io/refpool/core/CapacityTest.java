@@ -298,7 +298,9 @@ class CapacityTest {
     @Test
     void aWaiterCancelledAfterItsPermitWasGrantedGivesThePermitBack() throws Exception {
         Engine engine = new Engine();
-        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        // GLOBAL: the granted waiter then waits for the gate this thread holds
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(AttachMode.GLOBAL).maxObjects(1));
         Handle<Session> a = acquireAttached(pool, "a");
         CancellationSource source = new CancellationSource();
         CompletableFuture<Handle<Session>> waiter =

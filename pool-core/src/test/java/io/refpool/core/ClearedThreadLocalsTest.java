@@ -21,6 +21,7 @@ class ClearedThreadLocalsTest {
     @Test
     void aHandleOpenedInAnEarlierTaskOfAThreadThatClearedItsThreadLocalsSeesTheThreadAttached() throws Exception {
         try (RefPool<String, StringBuilder> pool = RefPool.builder((String key) -> new StringBuilder(key))
+                .attachMode(AttachMode.SHARED) // attached is enough to use an object: no section involved
                 .strictAccess(true)
                 .build()) {
             // task 1: open a handle attached, then detach; the handle stays open

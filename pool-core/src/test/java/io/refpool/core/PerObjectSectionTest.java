@@ -272,7 +272,7 @@ class PerObjectSectionTest {
         assertSame(thrown, seen, "the function's exception reaches the caller unchanged");
         assertFalse(pool.isAttached(), "the attachment was closed");
         assertEquals(1, created.get(0).disposals.get(), "the handle was closed: its object went at count zero");
-        assertEquals(1, pool.<Integer>call("a", box -> ++box.value), "a new object, section free");
+        assertEquals(1, pool.<Integer, RuntimeException>call("a", box -> ++box.value), "a new object, section free");
         assertSame(
                 thrown,
                 assertThrows(
@@ -292,8 +292,8 @@ class PerObjectSectionTest {
             return a.value + pool.call("b", b -> b.value = 2);
         });
         assertEquals(3, sum);
-        assertEquals(4, pool.<Integer>call("a", "b", (a, b) -> a.value + b.value + 1));
-        assertEquals(2, pool.<Integer>call("a", "a", (x, y) -> {
+        assertEquals(4, pool.<Integer, RuntimeException>call("a", "b", (a, b) -> a.value + b.value + 1));
+        assertEquals(2, pool.<Integer, RuntimeException>call("a", "a", (x, y) -> {
             assertSame(x, y, "one key named twice is one object");
             return x.value + 1;
         }));
@@ -353,8 +353,11 @@ class PerObjectSectionTest {
         });
         forward.join();
         backward.join();
-        assertEquals(2 * calls, pool.<Integer>call("a", a -> a.value), "no update lost: both sections were held");
-        assertEquals(2 * calls, pool.<Integer>call("b", b -> b.value));
+        assertEquals(
+                2 * calls,
+                pool.<Integer, RuntimeException>call("a", a -> a.value),
+                "no update lost: both sections were held");
+        assertEquals(2 * calls, pool.<Integer, RuntimeException>call("b", b -> b.value));
     }
 
     @Test
@@ -372,7 +375,7 @@ class PerObjectSectionTest {
         TestKeyedPoolFixtures.awaitLatch(inA);
         assertEquals(
                 1,
-                fork("in b meanwhile", () -> pool.<Integer>call("b", b -> ++b.value))
+                fork("in b meanwhile", () -> pool.<Integer, RuntimeException>call("b", b -> ++b.value))
                         .join(),
                 "b is not blocked by a");
         AtomicInteger entered = new AtomicInteger();
@@ -511,7 +514,7 @@ class PerObjectSectionTest {
         try (Attachment world = pool.stopTheWorld()) {
             assertSame(created.get(0), handle.get(), "the thread that stopped the world");
         }
-        assertEquals(1, pool.<Integer>call("a", a -> ++a.value));
+        assertEquals(1, pool.<Integer, RuntimeException>call("a", a -> ++a.value));
         handle.close();
 
         RefPool<String, Box> shared = pool(AttachMode.SHARED, true);

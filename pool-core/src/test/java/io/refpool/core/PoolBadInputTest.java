@@ -13,7 +13,6 @@ import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -70,7 +69,10 @@ class PoolBadInputTest {
         assertRejected(IllegalArgumentException.class, () -> builder.drainThreshold(0), "drainThreshold");
         assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ZERO), "drainDelay");
         assertRejected(IllegalArgumentException.class, () -> builder.drainDelay(Duration.ofMillis(-1)), "drainDelay");
-        assertRejected(NullPointerException.class, () -> builder.disposer((Consumer<Session>) null), "disposer");
+        assertRejected(
+                NullPointerException.class,
+                () -> builder.disposer((PoolConsumer<Session, RuntimeException>) null),
+                "disposer");
         assertRejected(
                 NullPointerException.class, () -> builder.disposer((Disposer<String, Session>) null), "disposer");
         assertRejected(NullPointerException.class, () -> builder.attachMode(null), "attachMode");
@@ -89,7 +91,7 @@ class PoolBadInputTest {
                 pool.acquire("k" + i); // unbounded, as by default
             }
         }
-        assertEquals(AttachMode.GLOBAL, pool.attachMode());
+        assertEquals(AttachMode.PER_OBJECT, pool.attachMode()); // the default
         pool.close();
     }
 
@@ -117,7 +119,7 @@ class PoolBadInputTest {
         Engine engine = new Engine();
         ObjectFactory<String, Session> returnsNull = key -> key.equals("broken") ? null : engine.apply(key);
         RefPool<String, Session> pool = RefPool.builder(returnsNull)
-                .disposer(engine)
+                .disposer(engine::accept)
                 .errorListener(engine.errors::add)
                 .maxObjects(1)
                 .build();
@@ -137,7 +139,7 @@ class PoolBadInputTest {
         Engine engine = new Engine();
         Session shared = new Session("shared", 0);
         RefPool<String, Session> pool = RefPool.<String, Session>builder(key -> shared)
-                .disposer(engine)
+                .disposer(engine::accept)
                 .errorListener(engine.errors::add)
                 .maxObjects(2)
                 .build();

@@ -186,6 +186,7 @@ class PoolStatsTest {
             Engine engine = new Engine();
             // no drainer during the test: the three deferred releases below are drained as one batch
             RefPool<String, Session> pool = engine.build(engine.builder()
+                    .attachMode(AttachMode.GLOBAL) // a second attacher waits: an attach-wait event
                     .name("events")
                     .leakDetection(LeakDetection.PARANOID)
                     .drainDelay(Duration.ofHours(1)));

@@ -107,7 +107,7 @@ class SurfaceContractsTest {
             pool.call(k, x -> x); // created, then idle: the call below revives it with one lookup
             k.armed = true;
             key.set(k);
-            return pool.<Boolean>call(k, k, (a, b) -> a == b); // a second lookup of k would pause
+            return pool.<Boolean, RuntimeException>call(k, k, (a, b) -> a == b); // a second lookup of k would pause
         });
         TestKit.eventually().until(() -> key.get() != null);
         PausingKey k = key.get();

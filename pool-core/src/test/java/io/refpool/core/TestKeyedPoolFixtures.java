@@ -123,7 +123,7 @@ final class TestKeyedPoolFixtures {
 
         /** {@return a builder whose factory, disposer and error listener are this engine's} */
         RefPool.Builder<String, Session> builder() {
-            return RefPool.<String, Session>builder(this).disposer(this).errorListener(errors::add);
+            return RefPool.<String, Session>builder(this).disposer(this::accept).errorListener(errors::add);
         }
 
         /** Builds the pool and remembers it for the attached check. */

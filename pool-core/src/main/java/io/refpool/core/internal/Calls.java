@@ -1,9 +1,12 @@
 package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
+import io.refpool.core.AttachedWork;
 import io.refpool.core.Attachment;
+import io.refpool.core.PoolBiFunction;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
+import io.refpool.core.PoolFunction;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
@@ -14,9 +17,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The closure API: attach, acquire, take the section in {@code PER_OBJECT} mode, run, and release
@@ -78,7 +78,7 @@ public final class Calls<K, V> {
         this.executor = executor;
     }
 
-    public <T> T attached(Supplier<? extends T> work) {
+    public <T, E extends Exception> T attached(AttachedWork<? extends T, E> work) throws E {
         Objects.requireNonNull(work, "work");
         AttachState s = attacher.enterClosure("attached()");
         int level = s.depth;
@@ -94,7 +94,7 @@ public final class Calls<K, V> {
      * which nobody sees) is kept small so that the JIT inlines it into the caller with the
      * function; a creation or a wait is {@link #callAcquiring}.
      */
-    public <T> T call(K key, Function<? super V, ? extends T> fn) {
+    public <T, E extends Exception> T call(K key, PoolFunction<? super V, ? extends T, E> fn) throws E {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(fn, "fn");
         AttachState s = attacher.enterClosure("call()");
@@ -115,7 +115,8 @@ public final class Calls<K, V> {
     }
 
     /** {@link #call} of a key with no live or idle object: revive, create, or wait for a creation. */
-    private <T> T callAcquiring(K key, Function<? super V, ? extends T> fn, AttachState s) {
+    private <T, E extends Exception> T callAcquiring(K key, PoolFunction<? super V, ? extends T, E> fn, AttachState s)
+            throws E {
         Entry<K, V> entry = acquirer.acquireEntry(key, s);
         try {
             return apply(entry, fn);
@@ -125,24 +126,15 @@ public final class Calls<K, V> {
     }
 
     /** Runs {@code fn} on the object of {@code entry}, which the caller holds, in its section if the mode says so. */
-    private <T> T apply(Entry<K, V> entry, Function<? super V, ? extends T> fn) {
-        if (!sections) {
-            return fn.apply(entry.value);
-        }
-        Section section = entry.section();
-        Guard lockGuard = section.enter(entry);
-        try {
-            return fn.apply(entry.value);
-        } finally {
-            section.unlock(lockGuard);
-        }
+    private <T, E extends Exception> T apply(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        return sections ? Section.apply(entry, fn) : fn.apply(entry.value);
     }
 
     /**
      * Runs {@code work} in the section of {@code entry}, which a handle of the caller keeps alive:
      * unlike {@code Handle.section()} it takes no reference and allocates no guard.
      */
-    private <T> T inSection(Entry<K, V> entry, Supplier<T> work) {
+    private <T, E extends Exception> T inSection(Entry<K, V> entry, AttachedWork<T, E> work) throws E {
         Section section = entry.section();
         Guard lockGuard = section.enter(entry);
         try {
@@ -152,7 +144,7 @@ public final class Calls<K, V> {
         }
     }
 
-    public <T> T call(K first, K second, BiFunction<? super V, ? super V, ? extends T> fn) {
+    public <T, E extends Exception> T call(K first, K second, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
         Objects.requireNonNull(first, "first");
         Objects.requireNonNull(second, "second");
         Objects.requireNonNull(fn, "fn");
@@ -183,7 +175,8 @@ public final class Calls<K, V> {
         }
     }
 
-    private <T> T runBoth(Entry<K, V> a, Entry<K, V> b, BiFunction<? super V, ? super V, ? extends T> fn) {
+    private <T, E extends Exception> T runBoth(
+            Entry<K, V> a, Entry<K, V> b, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
         if (!sections) {
             return fn.apply(a.value, b.value);
         }
@@ -200,7 +193,8 @@ public final class Calls<K, V> {
      * The async call. Every failure goes through the stage. A caller that completes or cancels the
      * returned future itself ends whichever wait is under way; what was granted is released.
      */
-    public <T> CompletionStage<T> callAsync(K key, CancellationToken token, Function<? super V, ? extends T> fn) {
+    public <T> CompletionStage<T> callAsync(
+            K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
@@ -241,7 +235,7 @@ public final class Calls<K, V> {
     private <T> void holdGate(
             Entry<K, V> entry,
             CancellationToken token,
-            Function<? super V, ? extends T> fn,
+            PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             CompletableFuture<T> result) {
         attacher.holdGate(token, false).whenComplete((gate, failure) -> {
             if (failure != null) {
@@ -276,7 +270,7 @@ public final class Calls<K, V> {
 
         private final Guard gate;
         private final Section.Held<?, ?> section;
-        private final Function<? super V, ? extends T> fn;
+        private final PoolFunction<? super V, ? extends T, ? extends Exception> fn;
         private final CompletableFuture<T> result;
         /** The thread handing the task over, while it does. */
         private volatile Thread handing;
@@ -285,7 +279,7 @@ public final class Calls<K, V> {
                 Entry<K, V> entry,
                 Guard gate,
                 Section.Held<?, ?> section,
-                Function<? super V, ? extends T> fn,
+                PoolFunction<? super V, ? extends T, ? extends Exception> fn,
                 CompletableFuture<T> result) {
             this.entry = entry;
             this.gate = gate;
@@ -365,7 +359,7 @@ public final class Calls<K, V> {
             Entry<K, V> entry,
             Guard gate,
             Section.Held<?, ?> section,
-            Function<? super V, ? extends T> fn,
+            PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             CompletableFuture<T> result) {
         T value;
         try {
@@ -375,6 +369,10 @@ public final class Calls<K, V> {
                         section.runningOn(Thread.currentThread());
                     }
                     return fn.apply(entry.value);
+                } catch (RuntimeException | Error unchecked) {
+                    throw unchecked;
+                } catch (Exception checked) { // carried out of the attached scope, then unwrapped
+                    throw new CheckedFailure(checked);
                 } finally {
                     if (section != null) {
                         section.close();
@@ -382,11 +380,23 @@ public final class Calls<K, V> {
                     handles.release(entry, null); // attached: applied at once
                 }
             });
+        } catch (CheckedFailure carried) {
+            result.completeExceptionally(carried.getCause());
+            return;
         } catch (Throwable t) {
             result.completeExceptionally(t);
             return;
         }
         result.complete(value);
+    }
+
+    /** A checked exception of a {@code callAsync} function, on its way to the stage. */
+    private static final class CheckedFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        CheckedFailure(Exception cause) {
+            super(null, cause, false, false);
+        }
     }
 
     /** {@return the failure a caller sees: unwrapped, and a wait the pool's close ended as a closed pool} */

@@ -2,6 +2,7 @@ package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
 import io.refpool.core.PoolError;
+import io.refpool.core.PoolFunction;
 
 /**
  * The edge where references become handles and come back: a {@link PooledHandle} is made here, once,
@@ -77,6 +78,20 @@ final class Handles<K, V> {
         }
         if (after == 0) {
             endOfLife.reachedZero(entry, s);
+        }
+    }
+
+    /**
+     * {@code Handle.call}: {@code fn} on the object of {@code entry}, which the handle keeps alive,
+     * attached and, in {@code PER_OBJECT} mode, in the object's section.
+     */
+    <T, E extends Exception> T call(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        AttachState s = attacher.enterClosure("call()");
+        int level = s.depth;
+        try {
+            return attachMode == AttachMode.PER_OBJECT ? Section.apply(entry, fn) : fn.apply(entry.value);
+        } finally {
+            attacher.exitClosure(s, level);
         }
     }
 

@@ -2,6 +2,7 @@ package io.refpool.core.internal;
 
 import io.refpool.core.Handle;
 import io.refpool.core.PoolError;
+import io.refpool.core.PoolFunction;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.lang.ref.Reference;
@@ -66,6 +67,13 @@ final class PooledHandle<K, V> implements Handle<V> {
             Section.checkAccess(handles, entry, opener);
         }
         return entry.value;
+    }
+
+    @Override
+    public <T, E extends Exception> T call(PoolFunction<? super V, ? extends T, E> fn) throws E {
+        Objects.requireNonNull(fn, "fn");
+        checkOpen("call()");
+        return handles.call(entry, fn);
     }
 
     @Override

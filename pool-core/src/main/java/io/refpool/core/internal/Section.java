@@ -1,6 +1,7 @@
 package io.refpool.core.internal;
 
 import io.refpool.core.AttachMode;
+import io.refpool.core.PoolFunction;
 import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
@@ -228,6 +229,20 @@ final class Section {
             throw reentry(entry);
         }
         return lockFor(me, entry, CancellationToken.none());
+    }
+
+    /**
+     * Runs {@code fn} on the object of {@code entry} in its section, which the calling thread takes
+     * and releases around it; a reference of the caller's keeps the object alive.
+     */
+    static <V, T, E extends Exception> T apply(Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        Section section = entry.section();
+        Guard lockGuard = section.enter(entry);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            section.unlock(lockGuard);
+        }
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */

@@ -1,9 +1,9 @@
 package io.refpool.core.guide;
 
 // tag::readme[]
-import io.refpool.core.AttachMode;
 import io.refpool.core.RefPool;
 import io.refpool.sync.CancellationToken;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -26,7 +26,7 @@ public final class ReadmeExample {
             return variables.merge(variable, 1L, Long::sum);
         }
 
-        void close() {
+        void close() throws IOException { // a checked exception is fine: it goes to the error listener
             closed = true;
         }
     }
@@ -36,12 +36,12 @@ public final class ReadmeExample {
     }
 
     static long countRequests() throws InterruptedException {
-        try (RefPool<String, Interpreter> pool = RefPool.builder(Interpreter::new)
+        // PER_OBJECT, the default: tenants run in parallel, each interpreter on one thread at a time
+        try (RefPool<String, Interpreter> pool = RefPool.newBuilder()
                 .disposer(Interpreter::close) // runs attached, exactly once per interpreter
-                .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
                 .maxObjects(64) // live + idle interpreters
                 .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
-                .build()) {
+                .build(tenant -> new Interpreter(tenant))) { // types from the variable
             // 1,000 requests on 4 threads share tenant-7's one interpreter, one request at a time
             ExecutorService plugins = Executors.newFixedThreadPool(4);
             for (int i = 0; i < 1_000; i++) {

@@ -4,6 +4,7 @@ package io.refpool.core.guide;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
+import io.refpool.core.DisposalCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolError;
@@ -26,20 +27,21 @@ public final class TenantHost implements AutoCloseable {
     private final RefPool<String, LuaTenant> interpreters;
 
     public TenantHost(Consumer<LuaTenant> onOpen) {
-        interpreters = RefPool.builder((String tenant) -> {
-                    LuaTenant lua = new LuaTenant(tenant);
-                    onOpen.accept(lua);
-                    return lua;
-                })
+        interpreters = RefPool.newBuilder()
                 .name("lua") // in messages, JFR events and drainer thread names
-                .disposer((tenant, lua, cause) -> lua.close()) // attached, once each; cause: EXPIRED, INVALIDATED...
-                .attachMode(AttachMode.PER_OBJECT) // engine shared, each interpreter single-threaded
+                .disposer((String tenant, LuaTenant lua, DisposalCause cause) -> lua.close()) // attached, once each
+                .attachMode(AttachMode.PER_OBJECT) // the default: tenants in parallel, one thread per interpreter
                 .strictAccess(true) // get() outside its interpreter's section throws
                 .maxObjects(32) // live plus idle interpreters
                 .idle(cache -> cache.maximumSize(8).expireAfterAccess(Duration.ofMinutes(5)))
                 .leakDetection(LeakDetection.SAMPLED) // finds handles dropped unclosed
                 .errorListener(errors::add) // default: System.Logger "io.refpool", WARNING
-                .build();
+                .build(
+                        tenant -> { // the types come from the field
+                            LuaTenant lua = new LuaTenant(tenant);
+                            onOpen.accept(lua);
+                            return lua;
+                        });
     }
     // end::host-build[]
 
@@ -81,12 +83,7 @@ public final class TenantHost implements AutoCloseable {
         return CompletableFuture.supplyAsync(
                 () -> {
                     try (handle) { // closed on the worker, off-attachment: a pending release
-                        return interpreters.attached(
-                                () -> { // the engine is used attached...
-                                    try (Guard section = handle.section()) { // ...inside the interpreter's section
-                                        return handle.get().eval(script);
-                                    }
-                                });
+                        return handle.call(lua -> lua.eval(script)); // attached, inside the interpreter's section
                     }
                 },
                 worker);
