@@ -328,6 +328,72 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * {@link #call(Object, PoolFunction)} that waits at most {@code timeout} for everything it waits
+     * for: capacity (in line, as {@link #acquire(Object, Duration)} does, with the calling thread's
+     * attachment suspended meanwhile), a creation under way, the gate and the object's section. The
+     * limit bounds the waits, never the function: once {@code fn} runs, it runs to its end (a
+     * function that may not return needs the engine's own means to stop it).
+     *
+     * <pre>{@code
+     * String out = pool.call("tenant-7", Duration.ofSeconds(2), session -> session.query("select 1"));
+     * }</pre>
+     *
+     * @param key the key
+     * @param timeout how long to wait, in all
+     * @param fn the work on the object
+     * @param <T> its result type
+     * @param <E> the checked exception {@code fn} may throw
+     * @return what {@code fn} returned
+     * @throws E what {@code fn} threw
+     * @throws io.refpool.sync.WaitTimeoutException if the time ran out before {@code fn} started
+     *     (it names the key and the pool); nothing is held
+     * @throws NullPointerException if an argument is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws IllegalStateException if the thread holds this object's section already
+     */
+    public <T, E extends Exception> T call(K key, Duration timeout, PoolFunction<? super V, ? extends T, E> fn)
+            throws E {
+        Objects.requireNonNull(fn, "fn");
+        long started = System.nanoTime();
+        try (Handle<V> handle = acquire(key, timeout)) { // checks key and timeout
+            return core.calls().callWithin(handle, started + saturatedNanos(timeout), fn);
+        }
+    }
+
+    /**
+     * As {@link #call(Object, Duration, PoolFunction)}, for a body that returns nothing.
+     *
+     * <pre>{@code
+     * pool.run("tenant-7", Duration.ofSeconds(2), session -> session.execute("vacuum"));
+     * }</pre>
+     *
+     * @param key the key
+     * @param timeout how long to wait, in all
+     * @param action the work on the object
+     * @param <E> the checked exception {@code action} may throw
+     * @throws E what {@code action} threw
+     * @throws io.refpool.sync.WaitTimeoutException if the time ran out before {@code action} started
+     * @throws NullPointerException if an argument is null
+     * @throws PoolClosedException if the pool is closed
+     * @throws IllegalStateException if the thread holds this object's section already
+     */
+    public <E extends Exception> void run(K key, Duration timeout, PoolConsumer<? super V, E> action) throws E {
+        Objects.requireNonNull(action, "action");
+        call(key, timeout, value -> {
+            action.accept(value);
+            return null;
+        });
+    }
+
+    private static long saturatedNanos(Duration timeout) {
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE / 4;
+        }
+    }
+
+    /**
      * Runs {@code fn} on the objects of two keys at once, holding both objects' sections in
      * {@link AttachMode#PER_OBJECT} mode. The sections are taken in one global order (the order in
      * which the objects were created), whatever order the keys are named in, so two callers naming
@@ -403,6 +469,31 @@ public final class RefPool<K, V> implements AutoCloseable {
     public <T> CompletionStage<T> callAsync(
             K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
         return core.calls().callAsync(key, token, fn);
+    }
+
+    /**
+     * {@link #callAsync(Object, CancellationToken, PoolFunction)} whose waits end after {@code
+     * timeout}: the stage then fails with a {@link io.refpool.sync.WaitTimeoutException} that names
+     * the key and the pool. The limit bounds the waits, never the function: a function that started
+     * runs to its end. A zero timeout takes only what is free at once.
+     *
+     * <pre>{@code
+     * pool.callAsync("tenant-7", Duration.ofSeconds(2), session -> session.query("select 1"))
+     *         .thenAccept(System.out::println);
+     * }</pre>
+     *
+     * @param key the key
+     * @param timeout how long the waits may take, in all
+     * @param fn the work on the object
+     * @param <T> its result type
+     * @return a stage completed with {@code fn}'s result, or failed with its exception, a
+     *     {@code WaitTimeoutException}, a {@link PoolClosedException}, what the factory threw, or an
+     *     {@link IllegalArgumentException} for a negative timeout
+     * @throws NullPointerException if an argument is null
+     */
+    public <T> CompletionStage<T> callAsync(
+            K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
+        return core.calls().callAsyncWithin(key, timeout, fn);
     }
 
     /** {@return whether the calling thread is attached to this pool} */
@@ -589,6 +680,29 @@ public final class RefPool<K, V> implements AutoCloseable {
      * handles still open to the error listener. A handle never closed keeps its object alive (with
      * {@link LeakDetection#OFF}, for ever). Idempotent.
      */
+    /**
+     * {@link #close()}, waiting at most {@code timeout} for it to finish. {@code close()} waits for
+     * every thread still attached, and so for a {@code call} whose function runs: the pool never
+     * disposes an object under a running function. This form stops waiting at the limit: the pool
+     * is closed to newcomers at once either way, and if threads are still attached the close goes
+     * on, on a thread of its own, and finishes (disposing the remaining idle objects) when the last
+     * of them leaves. A running call is not stopped; its object is disposed after it returns.
+     *
+     * <pre>{@code
+     * if (!pool.close(Duration.ofSeconds(5))) {
+     *     log.warn("closing: calls still running after 5 s; they finish first", null);
+     * }
+     * }</pre>
+     *
+     * @param timeout how long to wait; zero starts the close and only reports whether it is done
+     * @return whether the pool is closed, every object disposed that no open handle keeps
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public boolean close(Duration timeout) {
+        return core.close(timeout);
+    }
+
     @Override
     public void close() {
         core.close();

@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.AttachedWork;
 import io.refpool.core.Attachment;
+import io.refpool.core.Handle;
 import io.refpool.core.PoolBiFunction;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
@@ -10,6 +11,8 @@ import io.refpool.core.PoolFunction;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.WaitTimeoutException;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -187,6 +190,78 @@ public final class Calls<K, V> {
         Entry<K, V> outer = aFirst ? a : b;
         Entry<K, V> inner = aFirst ? b : a;
         return inSection(outer, () -> inSection(inner, () -> fn.apply(a.value, b.value)));
+    }
+
+    /**
+     * {@code pool.call(key, timeout, fn)} once the handle is acquired within the limit: attaches
+     * and takes the section within what is left of it, then runs {@code fn}. The limit bounds the
+     * waits, never the function.
+     */
+    @SuppressWarnings({"unchecked", "try"}) // every handle this pool opens is a PooledHandle; scopes held, not used
+    public <T, E extends Exception> T callWithin(
+            Handle<V> handle, long deadlineNanos, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        Entry<K, V> entry = ((PooledHandle<K, V>) handle).entry();
+        try (Attachment attachment = attacher.attach(CancellationToken.none(), left(deadlineNanos), false, false)) {
+            if (!sections) {
+                return fn.apply(entry.value);
+            }
+            try (Guard section = Section.enterWithin(handles, entry, left(deadlineNanos))) {
+                return fn.apply(entry.value);
+            }
+        }
+    }
+
+    /** {@return what is left until {@code deadlineNanos}}, at least a nanosecond: a free resource is still taken */
+    private static Duration left(long deadlineNanos) {
+        return Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime()));
+    }
+
+    /**
+     * {@code callAsync(key, timeout, fn)}: {@link #callAsync} whose waits end after {@code timeout};
+     * the stage then fails with a {@link WaitTimeoutException}. The timer starts once the call has
+     * taken what was free at once, so a zero timeout means "only if nothing needs waiting for". The
+     * limit bounds the waits, never the function: a function already handed to the call executor
+     * runs to its end.
+     */
+    public <T> CompletionStage<T> callAsyncWithin(
+            K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(fn, "fn");
+        if (timeout.isNegative()) {
+            return CompletableFuture.failedStage(new IllegalArgumentException(
+                    "callAsync(" + Keys.describe(key) + ", timeout) with a negative" + " timeout: " + timeout));
+        }
+        CancellationSource timer = new CancellationSource();
+        WaitTimeoutException timedOut = new WaitTimeoutException(
+                "key " + Keys.describe(key) + " (its object, the gate and its section) in pool '" + pool.name() + "'",
+                timeout); // the caller's stack
+        CompletableFuture<T> calling = this.<T>callAsync(key, timer.token(), fn).toCompletableFuture();
+        CompletableFuture<T> result = new CompletableFuture<>();
+        calling.whenComplete((value, failure) -> {
+            boolean fired = timer.token().isCancellationRequested();
+            timer.close();
+            if (failure == null) {
+                result.complete(value);
+                return;
+            }
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            result.completeExceptionally(fired && cause instanceof CancellationException ? timedOut : cause);
+        });
+        result.whenComplete((value, failure) -> {
+            if (failure != null) {
+                timer.cancel(); // the caller gave up: end the waits; the outcome above is ignored
+            }
+        });
+        if (!calling.isDone()) {
+            try {
+                timer.cancelAfter(timeout);
+            } catch (IllegalStateException closedMeanwhile) {
+                // the call completed between the check and the arming: nothing to time
+            }
+        }
+        return result;
     }
 
     /**

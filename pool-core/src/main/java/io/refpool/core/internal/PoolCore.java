@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -360,6 +361,42 @@ public final class PoolCore<K, V> implements PoolState {
             closer = null;
             closed.countDown(); // even if the close failed: a second close() must not wait forever
             attacher.forgetThread(); // the closing thread keeps no state of a closed pool
+        }
+    }
+
+    /**
+     * Closes the pool, waiting at most {@code timeout} for it: the close runs on a thread of its own
+     * (or is the one already running), so a call that never returns keeps only that thread waiting.
+     * {@code false}: threads were still attached at the limit; the close goes on and finishes when
+     * they leave.
+     *
+     * @return whether the pool is closed
+     */
+    public boolean close(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("close(timeout) with a negative timeout: " + timeout);
+        }
+        long nanos = timeout.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 2 : timeout.toNanos();
+        if (lifecycle.get() == OPEN) {
+            Thread closer = new Thread(this::close, "refpool-close (pool '" + name + "')");
+            closer.setDaemon(true);
+            closer.start();
+        }
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + nanos;
+        try {
+            for (; ; ) {
+                try {
+                    return closed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true; // as close(): not interruptible; the flag is restored below
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -1,0 +1,144 @@
+package io.refpool.core;
+
+import static io.refpool.testkit.TestKit.BOUND;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.sync.WaitTimeoutException;
+import io.refpool.testkit.TestKit;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every wait of a call can be bounded, and so can close: {@code call(key, timeout, fn)},
+ * {@code callAsync(key, timeout, fn)} and {@code close(timeout)}. A limit bounds waits, never a
+ * running function: the pool never disposes an object under one. Each wait here is forced: the
+ * resource is held by a thread parked on a latch until the test lets it go.
+ */
+class BoundedCallsAndCloseTest {
+    private static final Duration SHORT = Duration.ofMillis(100);
+
+    private final AtomicInteger disposed = new AtomicInteger();
+
+    private RefPool<String, StringBuilder> pool(AttachMode mode) {
+        return RefPool.newBuilder()
+                .attachMode(mode)
+                .disposer((StringBuilder value) -> disposed.incrementAndGet())
+                .build(StringBuilder::new);
+    }
+
+    /** A call of {@code key} parked inside its function (holding the gate and, per mode, the section). */
+    private static TestKit.Forked<Integer> parkedCall(
+            RefPool<String, StringBuilder> pool, String key, CountDownLatch inside, CountDownLatch release) {
+        return TestKit.fork(
+                "parked call",
+                () -> pool.call(key, value -> {
+                    inside.countDown();
+                    TestKeyedPoolFixtures.awaitLatch(release);
+                    return 1;
+                }));
+    }
+
+    @Test
+    void aBoundedCloseReturnsFalseWhileACallRunsAndTheObjectIsDisposedOnlyAfterItReturns() throws Exception {
+        RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT);
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        TestKit.Forked<Integer> running = parkedCall(pool, "a", inside, release);
+        assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+        assertFalse(pool.close(SHORT), "a call still runs: the close is not done");
+        assertTrue(pool.isClosed(), "closed to newcomers at once");
+        assertThrows(PoolClosedException.class, () -> pool.call("b", value -> 0));
+        assertEquals(0, disposed.get(), "never disposed under a running function");
+
+        release.countDown();
+        assertEquals(1, running.join());
+        assertTrue(pool.close(BOUND), "the close finished when the call left");
+        await().atMost(BOUND).until(() -> disposed.get() == 1);
+        assertThrows(IllegalArgumentException.class, () -> pool.close(Duration.ofMillis(-1)));
+    }
+
+    @Test
+    void aBoundedCallTimesOutWaitingForTheSectionAndHoldsNothing() throws Exception {
+        try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+            AtomicInteger ran = new AtomicInteger();
+            WaitTimeoutException timedOut = assertThrows(
+                    WaitTimeoutException.class, () -> pool.call("a", SHORT, value -> ran.incrementAndGet()));
+            assertTrue(timedOut.getMessage().contains("'a'"), timedOut.getMessage());
+            assertEquals(0, ran.get(), "the function never ran");
+            int other = pool.call("b", SHORT, value -> 1);
+            assertEquals(1, other, "another tenant is not held up");
+
+            release.countDown();
+            holder.join();
+            int again = pool.call("a", BOUND, value -> 2);
+            assertEquals(2, again, "the section was given back");
+            assertEquals(0, pool.attached(() -> pool.stats().live()), "no reference kept by the timed-out call");
+        }
+    }
+
+    @Test
+    void aBoundedCallTimesOutWaitingForTheGlobalGate() throws Exception {
+        try (RefPool<String, StringBuilder> pool = pool(AttachMode.GLOBAL)) {
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+            assertThrows(WaitTimeoutException.class, () -> pool.run("b", SHORT, value -> value.append('x')));
+
+            release.countDown();
+            holder.join();
+            pool.run("b", BOUND, value -> value.append('x'));
+        }
+    }
+
+    @Test
+    void aBoundedCallAsyncFailsItsStageWithATimeoutAndRunsNothing() throws Exception {
+        try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+            AtomicInteger ran = new AtomicInteger();
+            CompletableFuture<Integer> timed =
+                    pool.callAsync("a", SHORT, value -> ran.incrementAndGet()).toCompletableFuture();
+            Throwable failure = timed.handle((value, thrown) -> thrown).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            assertInstanceOf(
+                    WaitTimeoutException.class,
+                    failure instanceof CompletionException ? failure.getCause() : failure,
+                    "the stage failed with the timeout itself");
+
+            release.countDown();
+            holder.join();
+            assertEquals(0, ran.get(), "the function never ran");
+            assertEquals(
+                    7,
+                    pool.callAsync("a", BOUND, value -> 7)
+                            .toCompletableFuture()
+                            .get(BOUND.toSeconds(), TimeUnit.SECONDS));
+            ExecutionException negative =
+                    assertThrows(ExecutionException.class, () -> pool.callAsync("a", Duration.ofMillis(-1), value -> 0)
+                            .toCompletableFuture()
+                            .get(BOUND.toSeconds(), TimeUnit.SECONDS));
+            assertInstanceOf(IllegalArgumentException.class, negative.getCause());
+        }
+    }
+}
