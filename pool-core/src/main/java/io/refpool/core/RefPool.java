@@ -749,6 +749,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         private int leakSampleInterval = 128;
         private String name;
         private boolean strictAccess;
+        private Duration defaultWait;
 
         private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -796,6 +797,36 @@ public final class RefPool<K, V> implements AutoCloseable {
             Builder<K1, V1> self = (Builder<K1, V1>) this;
             self.disposer = disposer;
             return self;
+        }
+
+        /**
+         * Bounds every blocking wait that is given no limit of its own: the wait for the gate
+         * ({@code attach()}, {@code stopTheWorld()}, {@code call}, {@code run}, {@code attached}) and
+         * for an object's section ({@code call} and {@code run} in {@code PER_OBJECT} mode,
+         * {@code Handle.call}, {@code Handle.section()}). A wait that runs out throws
+         * {@link io.refpool.sync.WaitTimeoutException}, as the timed forms do. A resource that is
+         * free is taken at once: the request path arms no timer. Forms with a limit or a token of
+         * their own keep theirs. Default: none, a blocking wait waits until it is granted.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> sessions = RefPool.newBuilder()
+         *         .defaultWait(Duration.ofSeconds(5))   // as commons-pool2's maxWait
+         *         .build(engine::open);
+         * }</pre>
+         *
+         * @param defaultWait the limit, positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code defaultWait} is not positive; the builder is
+         *     unchanged
+         * @throws NullPointerException if {@code defaultWait} is null
+         */
+        public Builder<K, V> defaultWait(Duration defaultWait) {
+            Objects.requireNonNull(defaultWait, "defaultWait");
+            if (defaultWait.isZero() || defaultWait.isNegative()) {
+                throw new IllegalArgumentException("defaultWait must be positive, was " + defaultWait);
+            }
+            this.defaultWait = defaultWait;
+            return this;
         }
 
         /**
@@ -1053,7 +1084,8 @@ public final class RefPool<K, V> implements AutoCloseable {
                     leakDetection,
                     leakSampleInterval,
                     strictAccess,
-                    name != null ? name : "refpool-" + UNNAMED.incrementAndGet())));
+                    name != null ? name : "refpool-" + UNNAMED.incrementAndGet(),
+                    defaultWait)));
         }
     }
 }

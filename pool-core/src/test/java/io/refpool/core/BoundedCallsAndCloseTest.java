@@ -110,6 +110,41 @@ class BoundedCallsAndCloseTest {
     }
 
     @Test
+    void aDefaultWaitBoundsTheWaitsOfFormsGivenNoLimit() throws Exception {
+        try (RefPool<String, StringBuilder> perObject =
+                        RefPool.newBuilder().defaultWait(SHORT).build(StringBuilder::new);
+                RefPool<String, StringBuilder> global = RefPool.newBuilder()
+                        .attachMode(AttachMode.GLOBAL)
+                        .defaultWait(SHORT)
+                        .build(StringBuilder::new)) {
+            CountDownLatch inside = new CountDownLatch(2);
+            CountDownLatch release = new CountDownLatch(1);
+            TestKit.Forked<Integer> inSection = parkedCall(perObject, "a", inside, release);
+            TestKit.Forked<Integer> atGate = parkedCall(global, "a", inside, release);
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+            assertThrows(WaitTimeoutException.class, () -> perObject.call("a", value -> 0), "the section");
+            try (Handle<StringBuilder> handle = perObject.attached(() -> perObject.acquire("a"))) {
+                assertThrows(
+                        WaitTimeoutException.class,
+                        () -> perObject.attached(() -> handle.section()),
+                        "Handle.section()");
+                assertThrows(WaitTimeoutException.class, () -> handle.call(value -> 0), "Handle.call");
+                perObject.runAttached(handle::close);
+            }
+            assertThrows(WaitTimeoutException.class, global::attach, "the gate");
+            assertThrows(WaitTimeoutException.class, () -> global.run("b", value -> value.append('x')), "a call");
+
+            release.countDown();
+            inSection.join();
+            atGate.join();
+            int free = perObject.call("a", value -> 3);
+            assertEquals(3, free, "granted at once when free");
+        }
+        assertThrows(IllegalArgumentException.class, () -> RefPool.newBuilder().defaultWait(Duration.ZERO));
+    }
+
+    @Test
     void aBoundedCallAsyncFailsItsStageWithATimeoutAndRunsNothing() throws Exception {
         try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
             CountDownLatch inside = new CountDownLatch(1);

@@ -52,6 +52,9 @@ final class Attacher<K, V> {
 
     private final Gate gate;
     private final AttachMode mode;
+    /** The limit of a caller's wait for the gate given none, or {@code null}. */
+    private final Duration defaultWait;
+
     private final ThreadLocal<AttachState> states =
             ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
 
@@ -60,7 +63,9 @@ final class Attacher<K, V> {
             CancellationToken closing,
             ReleaseQueue<?> queue,
             PendingReleases releases,
-            AttachMode mode) {
+            AttachMode mode,
+            Duration defaultWait) {
+        this.defaultWait = defaultWait;
         this.pool = pool;
         this.closing = closing;
         this.queue = queue;
@@ -229,14 +234,21 @@ final class Attacher<K, V> {
 
     /** {@return the guard of a wait for the gate, or {@code null} if it was entered at once} */
     private Guard enterGate(CancellationToken token, boolean exclusive, boolean internal) {
-        return gate.tryEnter(exclusive) ? null : waitAtGate(token, exclusive, internal);
+        if (gate.tryEnter(exclusive)) {
+            return null;
+        }
+        return defaultWait != null && !internal && !token.canBeCancelled()
+                ? waitWithin(defaultWait, exclusive)
+                : waitAtGate(token, exclusive, internal);
     }
 
     /** {@link #enterGate} for a caller, waiting at most {@code timeout}; the timer is armed only if it waits. */
     private Guard enterGateWithin(Duration timeout, boolean exclusive) {
-        if (gate.tryEnter(exclusive)) {
-            return null;
-        }
+        return gate.tryEnter(exclusive) ? null : waitWithin(timeout, exclusive);
+    }
+
+    /** The gate was not free: waits in line at most {@code timeout}. */
+    private Guard waitWithin(Duration timeout, boolean exclusive) {
         CancellationSource timer = Timeouts.timer(timeout);
         try {
             return waitAtGate(timer.token(), exclusive, false);

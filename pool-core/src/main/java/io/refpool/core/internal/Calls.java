@@ -130,7 +130,12 @@ public final class Calls<K, V> {
 
     /** Runs {@code fn} on the object of {@code entry}, which the caller holds, in its section if the mode says so. */
     private <T, E extends Exception> T apply(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
-        return sections ? Section.apply(entry, fn) : fn.apply(entry.value);
+        if (!sections) {
+            return fn.apply(entry.value);
+        }
+        return handles.defaultWait == null
+                ? Section.apply(entry, fn)
+                : Section.apply(entry, fn, handles.defaultWait, pool.name());
     }
 
     /**
@@ -139,7 +144,9 @@ public final class Calls<K, V> {
      */
     private <T, E extends Exception> T inSection(Entry<K, V> entry, AttachedWork<T, E> work) throws E {
         Section section = entry.section();
-        Guard lockGuard = section.enter(entry);
+        Guard lockGuard = handles.defaultWait == null
+                ? section.enter(entry)
+                : section.enterWithin(entry, handles.defaultWait, pool.name());
         try {
             return work.get();
         } finally {

@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
+import java.time.Duration;
 
 /**
  * The edge where references become handles and come back: a {@link PooledHandle} is made here, once,
@@ -31,6 +32,8 @@ final class Handles<K, V> {
     final boolean strictAccess;
 
     private final AttachMode attachMode;
+    /** The limit of a wait for a section given none, or {@code null}. */
+    final Duration defaultWait;
 
     Handles(
             PoolState pool,
@@ -39,7 +42,9 @@ final class Handles<K, V> {
             EndOfLife<K, V> endOfLife,
             LeakTracker leaks,
             boolean strictAccess,
-            AttachMode attachMode) {
+            AttachMode attachMode,
+            Duration defaultWait) {
+        this.defaultWait = defaultWait;
         this.pool = pool;
         this.attacher = attacher;
         this.releases = releases;
@@ -89,7 +94,10 @@ final class Handles<K, V> {
         AttachState s = attacher.enterClosure("call()");
         int level = s.depth;
         try {
-            return attachMode == AttachMode.PER_OBJECT ? Section.apply(entry, fn) : fn.apply(entry.value);
+            if (attachMode != AttachMode.PER_OBJECT) {
+                return fn.apply(entry.value);
+            }
+            return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, name());
         } finally {
             attacher.exitClosure(s, level);
         }

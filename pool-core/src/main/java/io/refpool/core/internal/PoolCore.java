@@ -120,7 +120,8 @@ public final class PoolCore<K, V> implements PoolState {
         CancellationToken closingToken = closingToken();
         // built in the order they call each other (see the class comment)
         ReleaseQueue<Release> pending = new ReleaseQueue<>();
-        this.attacher = new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode);
+        this.attacher =
+                new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode, config.defaultWait());
         this.capacity = new Capacity<>(
                 this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
         this.slots = new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory());
@@ -139,7 +140,8 @@ public final class PoolCore<K, V> implements PoolState {
                 config.drainDelayNanos(),
                 config.drainThreshold());
         this.leaks = new LeakTracker(this, counters, releases, config.leakDetection(), config.leakSampleInterval());
-        this.handles = new Handles<>(this, attacher, releases, endOfLife, leaks, config.strictAccess(), attachMode);
+        this.handles = new Handles<>(
+                this, attacher, releases, endOfLife, leaks, config.strictAccess(), attachMode, config.defaultWait());
         this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
         this.calls = new Calls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);

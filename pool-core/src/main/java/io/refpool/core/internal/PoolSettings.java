@@ -6,6 +6,7 @@ import io.refpool.core.Disposer;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.ObjectFactory;
+import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.function.Consumer;
@@ -27,6 +28,7 @@ import java.util.function.Consumer;
  * @param leakSampleInterval one handle in how many is tracked under {@code SAMPLED}
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
  * @param name the pool's name, in messages, JFR events and drainer thread names
+ * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -42,7 +44,8 @@ public record PoolSettings<K, V>(
         LeakDetection leakDetection,
         int leakSampleInterval,
         boolean strictAccess,
-        String name) {
+        String name,
+        Duration defaultWait) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

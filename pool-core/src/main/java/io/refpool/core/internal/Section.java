@@ -107,7 +107,7 @@ final class Section {
 
     /** Takes the section of {@code entry} for the calling thread, parking while another holds it. */
     static <K, V> Guard enter(Handles<K, V> handles, Entry<K, V> entry, CancellationToken token) {
-        return enter(handles, entry, token, null);
+        return enter(handles, entry, token, token.canBeCancelled() ? null : handles.defaultWait);
     }
 
     /**
@@ -243,6 +243,27 @@ final class Section {
         } finally {
             section.unlock(lockGuard);
         }
+    }
+
+    /** {@link #apply(Entry, PoolFunction)} waiting at most {@code wait} for the section. */
+    static <V, T, E extends Exception> T apply(
+            Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration wait, String pool) throws E {
+        Section section = entry.section();
+        Guard lockGuard = section.enterWithin(entry, wait, pool);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            section.unlock(lockGuard);
+        }
+    }
+
+    /** {@link #enter(Entry)} waiting at most {@code timeout}; a free section is taken with no timer armed. */
+    Guard enterWithin(Entry<?, ?> entry, Duration timeout, String pool) {
+        long me = Thread.currentThread().getId();
+        if (holder() == me) {
+            throw reentry(entry);
+        }
+        return lockWithin(me, entry, timeout, pool);
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */
