@@ -5,6 +5,7 @@ import io.refpool.bench.baseline.BaselineReleaseQueue;
 import io.refpool.bench.baseline.SwapFlagReleaseQueue;
 import io.refpool.bench.baseline.UnpaddedReleaseQueue;
 import io.refpool.core.AttachMode;
+import io.refpool.core.AttachedWork;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.RefPool;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -325,7 +325,7 @@ public class AttachBenchmark {
         pool.pool.attach().close();
     }
 
-    private static final Supplier<Object> NOTHING = () -> null;
+    private static final AttachedWork<Object, RuntimeException> NOTHING = () -> null;
 
     /**
      * The closure form of the same nested attach, {@code pool.attached(work)}: no attachment object,
