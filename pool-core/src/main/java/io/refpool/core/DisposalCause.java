@@ -29,8 +29,10 @@ public enum DisposalCause {
      * reaching count 0 while acquirers of other keys waited in line for capacity.
      */
     CAPACITY,
-    /** {@link RefPool#invalidate} retired it. */
+    /** {@link RefPool#invalidate(Object)} or {@link RefPool#invalidate(Object, Object)} retired it. */
     INVALIDATED,
+    /** Its holder retired exactly this object: {@link Handle#invalidate()}. */
+    RETIRED,
     /** {@link RefPool#clearIdle} disposed it. */
     CLEARED,
     /** The pool closed. */

@@ -161,6 +161,26 @@ public interface Handle<V> extends AutoCloseable {
     }
 
     /**
+     * Retires exactly this handle's object: acquires of its key from now on get a new one, while
+     * this handle and every other holder keep using it until they close; it is then disposed
+     * (attached) with {@link DisposalCause#RETIRED}. A newer object of the key, made after another
+     * thread retired this one, is untouched. This handle stays open. It attaches as needed.
+     *
+     * <pre>{@code
+     * try (Handle<Session> session = pool.attached(() -> pool.acquire("tenant-7"))) {
+     *     if (!session.call(s -> s.query("select 1")).equals("1")) {
+     *         session.invalidate();   // this session is corrupt: the next acquire opens a new one
+     *     }
+     * }
+     * }</pre>
+     *
+     * @return whether this call retired it ({@code false}: it was retired already)
+     * @throws IllegalStateException if this handle is closed
+     * @throws PoolClosedException if the pool is closed
+     */
+    boolean invalidate();
+
+    /**
      * Opens another handle to the same object (count + 1). Works on any thread, attached or not, and
      * never waits or defers.
      *

@@ -640,6 +640,30 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * Retires the key's current object only if it is {@code object}: for a caller that found the
+     * object it used bad, and must not retire the healthy replacement another thread made meanwhile
+     * (as commons-pool2's {@code invalidateObject(key, obj)}). Inside {@code call}, this is how the
+     * function retires the object it was given.
+     *
+     * <pre>{@code
+     * pool.run("tenant-7", session -> {
+     *     if (session.query("select 1") == null) {
+     *         pool.invalidate("tenant-7", session);   // this one, not a newer one
+     *     }
+     * });
+     * }</pre>
+     *
+     * @param key the key
+     * @param object the object to retire, compared by identity
+     * @return whether {@code object} was the key's current object and this call retired it
+     * @throws NullPointerException if an argument is null
+     * @throws PoolClosedException if the pool is closed
+     */
+    public boolean invalidate(K key, V object) {
+        return core.control().invalidate(key, object);
+    }
+
+    /**
      * Disposes (attached) every object that is idle when the call reaches it; objects in use are
      * left alone. It attaches as needed.
      *

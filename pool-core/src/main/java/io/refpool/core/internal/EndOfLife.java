@@ -103,8 +103,9 @@ final class EndOfLife<K, V> {
     void reachedZero(Entry<K, V> entry, AttachState s) {
         pool.hook(PoolHooks.Point.REACHED_ZERO);
         counters.reachedZero();
-        if (entry.isRetired()) { // invalidated while in use: it goes now, never to the cache
-            dispose(entry, s, DisposalCause.INVALIDATED, null, Uncache.YES);
+        DisposalCause retired = entry.retiredAs();
+        if (retired != null) { // invalidated while in use: it goes now, never to the cache
+            dispose(entry, s, retired, null, Uncache.YES);
         } else if (pool.isClosed()) {
             dispose(entry, s, DisposalCause.CLOSED, null, Uncache.NO); // close emptied the cache already
         } else if (capacity.waiters() > 0) {

@@ -59,7 +59,7 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     private static final VarHandle IDLING =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idling", boolean.class);
     private static final VarHandle RETIRED =
-            FieldHandles.find(MethodHandles.lookup(), Entry.class, "retired", boolean.class);
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "retired", DisposalCause.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -105,20 +105,27 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     private boolean idling;
 
     /**
-     * Set once by {@code pool.invalidate(key)}, after the entry left its slot: at count 0 the object
-     * is disposed, never idled. Volatile on both sides: an invalidation that reads the count after
-     * setting it and a releaser that reads it after its decrement cannot both miss each other.
+     * Why the object was retired, set once by {@code pool.invalidate} or {@code Handle.invalidate}
+     * ({@code null} while it is not): at count 0 the object is disposed with this cause, never
+     * idled. Volatile on both sides: an invalidation that reads the count after setting it and a
+     * releaser that reads it after its decrement cannot both miss each other; one CAS decides
+     * between two invalidations, so the cause is the winner's.
      */
     @SuppressWarnings("unused") // accessed through RETIRED
-    private volatile boolean retired;
+    private volatile DisposalCause retired;
 
     /** {@return whether this call retired the object} (false if it was retired already) */
-    boolean retire() {
-        return !(boolean) RETIRED.getAndSet(this, true);
+    boolean retire(DisposalCause cause) {
+        return RETIRED.compareAndSet(this, (DisposalCause) null, cause);
     }
 
     boolean isRetired() {
-        return (boolean) RETIRED.getVolatile(this);
+        return RETIRED.getVolatile(this) != null;
+    }
+
+    /** {@return why the object was retired}, or {@code null} if it was not */
+    DisposalCause retiredAs() {
+        return (DisposalCause) RETIRED.getVolatile(this);
     }
 
     boolean isIdling() {

@@ -25,6 +25,9 @@ final class Handles<K, V> {
     private final Attacher<K, V> attacher;
     private final DeferredReleases<K, V> releases;
     private final EndOfLife<K, V> endOfLife;
+    /** Retires a held object: {@code Handle.invalidate()}. */
+    private final LifecycleControl<K, V> control;
+
     private final LeakTracker leaks;
     /** Leak detection is off: no handle is tracked. */
     private final boolean untracked;
@@ -40,6 +43,7 @@ final class Handles<K, V> {
             Attacher<K, V> attacher,
             DeferredReleases<K, V> releases,
             EndOfLife<K, V> endOfLife,
+            LifecycleControl<K, V> control,
             LeakTracker leaks,
             boolean strictAccess,
             AttachMode attachMode,
@@ -49,6 +53,7 @@ final class Handles<K, V> {
         this.attacher = attacher;
         this.releases = releases;
         this.endOfLife = endOfLife;
+        this.control = control;
         this.leaks = leaks;
         this.untracked = !leaks.tracks();
         this.strictAccess = strictAccess;
@@ -101,6 +106,11 @@ final class Handles<K, V> {
         } finally {
             attacher.exitClosure(s, level);
         }
+    }
+
+    /** {@code Handle.invalidate()}: retires exactly the object of {@code entry}. */
+    boolean invalidate(Entry<K, V> entry) {
+        return control.retireHeld(entry);
     }
 
     /** {@return the calling thread's attach state of this pool} */

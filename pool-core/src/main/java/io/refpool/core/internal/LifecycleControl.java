@@ -82,19 +82,62 @@ public final class LifecycleControl<K, V> {
         int level = s.depth;
         try {
             Entry<K, V> entry = slots.entry(key);
-            if (entry == null || !entry.retire()) {
-                return false;
-            }
-            // idle: disposed now, and it keeps its slot until the disposer returns, so the key's next
-            // object waits for it; in use: the slot lets go at once, so new acquires get a new object
-            // while the holders keep this one, disposed when its count reaches 0 (EndOfLife.reachedZero)
-            if (!endOfLife.disposeIdle(entry, s, DisposalCause.INVALIDATED) && entry.count() > 0) {
-                slots.vacate(entry);
-            }
-            return true;
+            return entry != null && retire(entry, s, DisposalCause.INVALIDATED);
         } finally {
             attacher.exitClosure(s, level);
         }
+    }
+
+    /**
+     * {@code pool.invalidate(key, object)}: retires the key's current object only if it is {@code
+     * object}, so a caller that saw its object go bad never retires the healthy replacement a
+     * racing thread made.
+     *
+     * @return whether {@code object} was retired by this call
+     */
+    public boolean invalidate(K key, V object) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(object, "object");
+        AttachState s = attacher.enterClosure("invalidate()");
+        int level = s.depth;
+        try {
+            Entry<K, V> entry = slots.entry(key);
+            return entry != null && entry.value == object && retire(entry, s, DisposalCause.INVALIDATED);
+        } finally {
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * {@code Handle.invalidate()}: retires exactly the object of {@code entry}, which the calling
+     * handle holds, whether or not its key has a newer object meanwhile (which stays untouched).
+     *
+     * @return whether this call retired it (false: it was retired already)
+     */
+    boolean retireHeld(Entry<K, V> entry) {
+        AttachState s = attacher.enterClosure("invalidate()");
+        int level = s.depth;
+        try {
+            return retire(entry, s, DisposalCause.RETIRED);
+        } finally {
+            attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * Retires {@code entry} with {@code cause}. Idle: disposed now, and it keeps its slot until the
+     * disposer returns, so the key's next object waits for it. In use: the slot lets go at once (if
+     * it still holds this entry), so new acquires get a new object while the holders keep this one,
+     * disposed when its count reaches 0 ({@code EndOfLife.reachedZero}).
+     */
+    private boolean retire(Entry<K, V> entry, AttachState s, DisposalCause cause) {
+        if (!entry.retire(cause)) {
+            return false;
+        }
+        if (!endOfLife.disposeIdle(entry, s, cause) && entry.count() > 0) {
+            slots.vacate(entry);
+        }
+        return true;
     }
 
     /**

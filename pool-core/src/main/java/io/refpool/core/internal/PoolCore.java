@@ -140,11 +140,19 @@ public final class PoolCore<K, V> implements PoolState {
                 config.drainDelayNanos(),
                 config.drainThreshold());
         this.leaks = new LeakTracker(this, counters, releases, config.leakDetection(), config.leakSampleInterval());
+        this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);
         this.handles = new Handles<>(
-                this, attacher, releases, endOfLife, leaks, config.strictAccess(), attachMode, config.defaultWait());
+                this,
+                attacher,
+                releases,
+                endOfLife,
+                control,
+                leaks,
+                config.strictAccess(),
+                attachMode,
+                config.defaultWait());
         this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
         this.calls = new Calls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
-        this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
     }
 

@@ -77,6 +77,12 @@ final class PooledHandle<K, V> implements Handle<V> {
     }
 
     @Override
+    public boolean invalidate() {
+        checkOpen("invalidate()");
+        return handles.invalidate(entry);
+    }
+
+    @Override
     public Guard section() {
         return section(CancellationToken.none());
     }
