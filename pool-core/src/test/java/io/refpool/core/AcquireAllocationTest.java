@@ -7,7 +7,8 @@ import io.refpool.testkit.AllocationMeter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * An attached acquire and close of a live key allocates nothing, also after the slow path (a
@@ -21,10 +22,11 @@ class AcquireAllocationTest {
 
     private final TestResources resources = new TestResources();
 
-    @Test
-    void acquireAndCloseOfLiveKeysAllocatesNothingAfterManyCreations() throws Exception {
-        RefPool<String, Resource> pool = resources.build(
-                resources.builder().attachMode(AttachMode.GLOBAL).drainDelay(Duration.ofHours(1)));
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void acquireAndCloseOfLiveKeysAllocatesNothingAfterManyCreations(AttachMode mode) throws Exception {
+        RefPool<String, Resource> pool =
+                resources.build(resources.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
         String[] keys = new String[KEYS];
         List<Handle<Resource>> live = new ArrayList<>();
         try (Attachment attached = pool.attach()) {
