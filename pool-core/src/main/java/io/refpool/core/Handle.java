@@ -60,8 +60,8 @@ public interface Handle<V> extends AutoCloseable {
      * @throws IllegalStateException if this handle is closed, the calling thread is not attached to
      *     the open pool, or it already holds this object's section (a second hold would wait for
      *     itself)
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
-     *     interrupt status is kept)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting (the interrupt
+     *     status is kept); nothing is held
      */
     Guard exclusive();
 
@@ -72,8 +72,8 @@ public interface Handle<V> extends AutoCloseable {
      * @return the guard
      * @throws IllegalStateException as for {@link #exclusive()}
      * @throws java.util.concurrent.CancellationException if the token is cancelled (before the
-     *     call too, whether or not the section is free) or the thread interrupted while waiting;
-     *     nothing is held
+     *     call too, whether or not the section is free); nothing is held
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws NullPointerException if {@code token} is null
      */
     Guard exclusive(CancellationToken token);
@@ -87,12 +87,14 @@ public interface Handle<V> extends AutoCloseable {
      * }
      * }</pre>
      *
-     * @param timeout how long to wait, positive
+     * @param timeout how long to wait; zero means do not wait
      * @return the guard; its {@code close()} releases the section, once
      * @throws io.refpool.sync.WaitTimeoutException if the section was not free in time (it names the
      *     key and the pool)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws IllegalStateException as for {@link #exclusive()}
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws NullPointerException if {@code timeout} is null
      */
     Guard exclusive(Duration timeout);
 
@@ -108,8 +110,9 @@ public interface Handle<V> extends AutoCloseable {
      *
      * @param token cancels the wait
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException} or an {@link IllegalStateException}
-     *     (handle closed, or the calling thread holds the section already)
+     *     {@link java.util.concurrent.CancellationException} (the stage then reads as cancelled) or
+     *     an {@link IllegalStateException} (handle closed, or the calling thread holds the section
+     *     already)
      * @throws NullPointerException if {@code token} is null
      */
     CompletionStage<Guard> exclusiveAsync(CancellationToken token);

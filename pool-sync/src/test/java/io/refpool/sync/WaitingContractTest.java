@@ -110,6 +110,7 @@ class WaitingContractTest {
 
         WaitTimeoutException timedOut = assertThrows(WaitTimeoutException.class, () -> lock.acquireBlocking(SHORT));
 
+        assertFalse(CancellationException.class.isInstance(timedOut), "a timeout is not a cancellation");
         assertTrue(
                 timedOut.getMessage().startsWith("timed out after 50 ms waiting for " + lock.typeName()),
                 timedOut.getMessage());

@@ -82,7 +82,7 @@ final class PooledHandle<K, V> implements Handle<V> {
 
     @Override
     public Guard exclusive(Duration timeout) {
-        Timeouts.positive(timeout);
+        Waits.checked(timeout);
         checkOpen("exclusive()");
         return Section.enterWithin(handles, entry, timeout);
     }
@@ -91,7 +91,7 @@ final class PooledHandle<K, V> implements Handle<V> {
     public CompletionStage<Guard> exclusiveAsync(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         if (!open) {
-            return CompletableFuture.failedStage(new IllegalStateException("exclusiveAsync() on the handle for key "
+            return CompletableFuture.failedFuture(new IllegalStateException("exclusiveAsync() on the handle for key "
                     + Keys.describe(entry.key) + ", which is already closed"));
         }
         return Section.enterAsync(handles, entry, token, false);
