@@ -212,10 +212,7 @@ final class Attacher<K, V> {
         return gate.tryEnter(exclusive) ? null : waitAtGate(token, exclusive, internal);
     }
 
-    /**
-     * {@link #enterGate} for a caller, waiting at most {@code timeout}; the timer is armed only if it
-     * waits, and a zero timeout does not wait.
-     */
+    /** {@link #enterGate} waiting at most {@code timeout}: the timer armed only if it waits, not at all for zero. */
     private Guard enterGateWithin(Duration timeout, boolean exclusive) {
         if (gate.tryEnter(exclusive)) {
             return null;
@@ -344,16 +341,9 @@ final class Attacher<K, V> {
         waitForGateAsync(token, exclusive).whenComplete((guard, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(Waits.unwrapped(failure));
-                return;
+            } else {
+                Waits.completeWith(result, () -> runAttached(guard, exclusive, fn));
             }
-            T value;
-            try {
-                value = runAttached(guard, exclusive, fn);
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
-                return;
-            }
-            result.complete(value);
         });
         return result;
     }

@@ -367,26 +367,21 @@ public final class Calls<K, V> {
             Section.Held<?, ?> section,
             Function<? super V, ? extends T> fn,
             CompletableFuture<T> result) {
-        T value;
-        try {
-            value = attacher.runAttached(gate, false, attachment -> {
-                try {
-                    if (section != null) {
-                        section.runningOn(Thread.currentThread());
+        Waits.completeWith(
+                result,
+                () -> attacher.runAttached(gate, false, attachment -> {
+                    try {
+                        if (section != null) {
+                            section.runningOn(Thread.currentThread());
+                        }
+                        return fn.apply(entry.value);
+                    } finally {
+                        if (section != null) {
+                            section.close();
+                        }
+                        handles.release(entry, null); // attached: applied at once
                     }
-                    return fn.apply(entry.value);
-                } finally {
-                    if (section != null) {
-                        section.close();
-                    }
-                    handles.release(entry, null); // attached: applied at once
-                }
-            });
-        } catch (Throwable t) {
-            result.completeExceptionally(t);
-            return;
-        }
-        result.complete(value);
+                }));
     }
 
     /** {@return the failure a caller sees: unwrapped, and a wait the pool's close ended as a closed pool} */

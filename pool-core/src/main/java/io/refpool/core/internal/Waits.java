@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 
 /**
  * How the pool's waits end, each way in one place: the timed forms' argument and timer, a timeout
@@ -99,6 +100,18 @@ final class Waits {
     static WaitInterruptedException interrupted(String resource, InterruptedException interrupt) {
         Thread.currentThread().interrupt();
         return new WaitInterruptedException(resource, interrupt);
+    }
+
+    /** Completes {@code result} with what {@code step} returns, or with what it throws. */
+    static <T> void completeWith(CompletableFuture<T> result, Supplier<? extends T> step) {
+        T value;
+        try {
+            value = step.get();
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+            return;
+        }
+        result.complete(value);
     }
 
     /** {@return {@code failure} without the {@link CompletionException} a dependent stage wraps it in} */
