@@ -61,8 +61,8 @@ public interface Handle<V> extends AutoCloseable {
      * @throws IllegalStateException if this handle is closed, the calling thread is not attached to
      *     the open pool, or it already holds this object's section (a second hold would wait for
      *     itself)
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
-     *     interrupt status is kept)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting (the interrupt
+     *     status is kept); nothing is held
      */
     Guard section();
 
@@ -73,8 +73,8 @@ public interface Handle<V> extends AutoCloseable {
      * @return the guard
      * @throws IllegalStateException as for {@link #section()}
      * @throws java.util.concurrent.CancellationException if the token is cancelled (before the
-     *     call too, whether or not the section is free) or the thread interrupted while waiting;
-     *     nothing is held
+     *     call too, whether or not the section is free); nothing is held
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws NullPointerException if {@code token} is null
      */
     Guard section(CancellationToken token);
@@ -88,12 +88,14 @@ public interface Handle<V> extends AutoCloseable {
      * }
      * }</pre>
      *
-     * @param timeout how long to wait, positive
+     * @param timeout how long to wait; zero means do not wait
      * @return the guard; its {@code close()} releases the section, once
      * @throws io.refpool.sync.WaitTimeoutException if the section was not free in time (it names the
      *     key and the pool)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws IllegalStateException as for {@link #section()}
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws NullPointerException if {@code timeout} is null
      */
     Guard section(Duration timeout);
 
@@ -109,8 +111,9 @@ public interface Handle<V> extends AutoCloseable {
      *
      * @param token cancels the wait
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException} or an {@link IllegalStateException}
-     *     (handle closed, or the calling thread holds the section already)
+     *     {@link java.util.concurrent.CancellationException} (the stage then reads as cancelled) or
+     *     an {@link IllegalStateException} (handle closed, or the calling thread holds the section
+     *     already)
      * @throws NullPointerException if {@code token} is null
      */
     CompletionStage<Guard> sectionAsync(CancellationToken token);

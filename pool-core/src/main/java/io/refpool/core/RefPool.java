@@ -57,6 +57,14 @@ import java.util.function.Function;
  * {@link AttachMode#SHARED} mode or from inside a disposer in any mode. {@link Builder#maxObjects}
  * bounds live plus idle objects, and an object holds its capacity until its disposer returned.
  *
+ * <p><b>Waiting.</b> Every wait ends the same way in every method: a time limit with
+ * {@link io.refpool.sync.WaitTimeoutException}, a cancelled token with a
+ * {@link java.util.concurrent.CancellationException}, an interrupt of a blocking wait with
+ * {@link io.refpool.sync.WaitInterruptedException} (the interrupt status kept set); a zero timeout
+ * does not wait and a negative one is refused. An {@code *Async} method reports each of them, and
+ * every other failure, through its stage, completed exceptionally with the exception itself; only
+ * a null argument throws at the call.
+ *
  * <p><b>Closing.</b> {@link #close()} disposes idle objects at once and live ones when their last
  * handles close; a handle that is never closed keeps its object (until the leak detector, if on,
  * finds the handle unreachable).
@@ -118,8 +126,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * @return the scope, to close on this thread
      * @throws PoolClosedException if the pool is closed (or closes while waiting)
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting (the
-     *     interrupt status is kept)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting (the interrupt
+     *     status is kept)
      */
     public Attachment attach() {
         return core.attach(CancellationToken.none());
@@ -134,7 +142,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @return the scope, to close on this thread
      * @throws PoolClosedException if the pool is closed (or closes while waiting)
      * @throws java.util.concurrent.CancellationException if the token is cancelled (before the call
-     *     or while waiting) or the thread interrupted while waiting
+     *     or while waiting)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      */
     public Attachment attach(CancellationToken token) {
         return core.attach(token);
@@ -149,13 +158,13 @@ public final class RefPool<K, V> implements AutoCloseable {
      * }
      * }</pre>
      *
-     * @param timeout how long to wait, positive
+     * @param timeout how long to wait; zero means do not wait
      * @return the scope, to close on this thread
-     * @throws io.refpool.sync.WaitTimeoutException if the gate was not free in time (a {@link
-     *     java.util.concurrent.CancellationException} naming the pool and the timeout, with this
-     *     caller's stack)
+     * @throws io.refpool.sync.WaitTimeoutException if the gate was not free in time (naming the pool
+     *     and the timeout, with this caller's stack)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws PoolClosedException if the pool is closed (or closes while waiting)
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public Attachment attach(Duration timeout) {
         return core.attachWithin(timeout, false);
@@ -170,6 +179,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws IllegalStateException if the thread is already attached shared (it would wait for
      *     itself)
      * @throws PoolClosedException if the pool is closed
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      */
     public Attachment stopTheWorld() {
         return core.stopTheWorld(CancellationToken.none());
@@ -181,8 +191,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * @param token cancels the wait
      * @return the scope, to close on this thread
-     * @throws java.util.concurrent.CancellationException if the token is cancelled or the thread
-     *     interrupted while waiting
+     * @throws java.util.concurrent.CancellationException if the token is cancelled
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws IllegalStateException if the thread is already attached shared
      * @throws PoolClosedException if the pool is closed
      */
@@ -193,12 +203,13 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * As {@link #stopTheWorld()}, waiting at most {@code timeout}.
      *
-     * @param timeout how long to wait, positive
+     * @param timeout how long to wait; zero means do not wait
      * @return the scope, to close on this thread
      * @throws io.refpool.sync.WaitTimeoutException if the other threads did not leave in time
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting
      * @throws IllegalStateException if the thread is already attached shared
      * @throws PoolClosedException if the pool is closed
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public Attachment stopTheWorld(Duration timeout) {
         return core.attachWithin(timeout, true);
@@ -213,7 +224,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param fn the attached work
      * @param <T> its result type
      * @return a stage completed with {@code fn}'s result, or failed with its exception, a
-     *     {@link java.util.concurrent.CancellationException}, or a {@link PoolClosedException}
+     *     {@link java.util.concurrent.CancellationException} (the stage then reads as cancelled), or
+     *     a {@link PoolClosedException}
+     * @throws NullPointerException if an argument is null (the only throw)
      */
     public <T> CompletionStage<T> attachAsync(CancellationToken token, Function<? super Attachment, ? extends T> fn) {
         return core.attachAsync(token, false, fn);
@@ -237,7 +250,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @return what {@code work} returned
      * @throws E what {@code work} threw
      * @throws PoolClosedException if the pool is closed
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach
      * @throws NullPointerException if {@code work} is null
      */
     public <T, E extends Exception> T attached(AttachedWork<? extends T, E> work) throws E {
@@ -298,6 +311,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      * @throws CapacityExhaustedException as for {@link #acquire(Object)}
      * @throws IllegalStateException if the thread holds this object's section already
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach, for
+     *     another thread's creation of the object, or for its section
      */
     public <T, E extends Exception> T call(K key, PoolFunction<? super V, ? extends T, E> fn) throws E {
         return core.calls().call(key, fn);
@@ -414,6 +429,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      * @throws CapacityExhaustedException as for {@link #acquire(Object)}
      * @throws IllegalStateException if the thread holds either object's section already
+     * @throws io.refpool.sync.WaitInterruptedException as for {@link #call(Object, PoolFunction)}
      */
     public <T, E extends Exception> T call(K first, K second, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
         return core.calls().call(first, second, fn);
@@ -462,8 +478,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param fn the work on the object
      * @param <T> its result type
      * @return a stage completed with {@code fn}'s result, or failed with its exception, a
-     *     {@link java.util.concurrent.CancellationException}, a {@link PoolClosedException} or what
-     *     the factory threw
+     *     {@link java.util.concurrent.CancellationException} (the stage then reads as cancelled), a
+     *     {@link PoolClosedException} or what the factory threw
      * @throws NullPointerException if an argument is null
      */
     public <T> CompletionStage<T> callAsync(
@@ -513,6 +529,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws PoolClosedException if the pool is closed
      * @throws ObjectCreationException if the factory threw a checked exception (its cause)
      * @throws RuntimeException what the factory threw
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting for another
+     *     thread's creation of the object (which goes on)
      */
     public Handle<V> acquire(K key) {
         return core.acquire(key);
@@ -533,25 +551,20 @@ public final class RefPool<K, V> implements AutoCloseable {
      * }</pre>
      *
      * @param key the key
-     * @param timeout how long to wait, positive
+     * @param timeout how long to wait; zero means do not wait
      * @return a new handle
      * @throws io.refpool.sync.WaitTimeoutException if the time ran out (it names the key and the
      *     pool); nothing is held
-     * @throws java.util.concurrent.CancellationException if the thread was interrupted while waiting
+     * @throws io.refpool.sync.WaitInterruptedException if the thread was interrupted while waiting
      *     (the interrupt status is kept); nothing is held
      * @throws PoolClosedException if the pool is closed
      * @throws ObjectCreationException if the factory threw a checked exception (its cause)
      * @throws RuntimeException what the factory threw
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public Handle<V> acquire(K key, Duration timeout) {
-        if (!isAttached()) {
-            return Waits.await(acquireAsync(key, timeout));
-        }
-        try (Attachment level = attach()) { // nested: its detached() suspends every level of the thread
-            return level.detached(() -> Waits.await(acquireAsync(key, timeout)));
-        }
+        return core.acquire(key, timeout);
     }
 
     /**
@@ -561,8 +574,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * anyway is closed, so no reference or capacity is lost.
      *
      * <p>Every failure goes through the stage: the pool is closed ({@link PoolClosedException}), the
-     * token was cancelled already, even if the object is there ({@link
-     * java.util.concurrent.CancellationException}), the wait was cancelled, the factory failed.
+     * token was cancelled already, even if the object is there, or while waiting ({@link
+     * java.util.concurrent.CancellationException}: the stage reads as cancelled), the factory failed.
      *
      * @param key the key
      * @param token cancels the wait for the gate or for capacity
@@ -586,12 +599,12 @@ public final class RefPool<K, V> implements AutoCloseable {
      * }</pre>
      *
      * @param key the key
-     * @param timeout how long to wait for capacity, positive
+     * @param timeout how long to wait for capacity; zero means do not wait
      * @return a stage completed with the handle, or failed: with an {@link
-     *     io.refpool.sync.WaitTimeoutException} (naming the key and the pool, with this call's stack)
-     *     if the time ran out, otherwise as the token form's
-     * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code timeout} is not positive
+     *     io.refpool.sync.WaitTimeoutException} (naming the key and the pool, with this call's stack;
+     *     the stage does not read as cancelled) if the time ran out, with an {@link
+     *     IllegalArgumentException} if {@code timeout} is negative, otherwise as the token form's
+     * @throws NullPointerException if an argument is null (the only throw)
      */
     public CompletionStage<Handle<V>> acquireAsync(K key, Duration timeout) {
         return core.acquireAsync(key, timeout);
@@ -613,8 +626,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * the disposer. It does nothing on a closed pool: close applied every release. Do not call it
      * while holding an object's section that a disposer may need.
      *
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach or
-     *     for another thread's batch (the interrupt status is kept; nothing is lost)
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach or for
+     *     another thread's batch (the interrupt status is kept; nothing is lost)
      */
     public void flush() {
         core.control().flush();
@@ -634,6 +647,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     already)
      * @throws NullPointerException if {@code key} is null
      * @throws PoolClosedException if the pool is closed
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach
      */
     public boolean invalidate(K key) {
         return core.control().invalidate(key);
@@ -673,6 +687,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * @return how many objects it disposed
      * @throws PoolClosedException if the pool is closed
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach
      */
     public int clearIdle() {
         return core.control().clearIdle();

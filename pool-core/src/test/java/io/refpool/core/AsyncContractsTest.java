@@ -8,24 +8,22 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 /**
  * One failure shape for the async calls (every failure through the stage, only a null argument
- * throws), and a token cancelled before the call fails attach, attachAsync and acquireAsync alike,
- * whether or not the gate or the object is free.
+ * throws; a cancellation reads as cancelled, anything else as a failure), and a token cancelled
+ * before the call fails attach, attachAsync and acquireAsync alike, whether or not the gate or the
+ * object is free.
  */
 class AsyncContractsTest {
     private final TestResources resources = new TestResources();
 
     private static Throwable failureOf(CompletionStage<?> stage) {
-        CompletableFuture<?> future = stage.toCompletableFuture();
-        CompletionException failed = assertThrows(CompletionException.class, future::join);
-        return failed.getCause();
+        return TestKit.joinedFailure(stage);
     }
 
     @Test
@@ -41,9 +39,9 @@ class AsyncContractsTest {
 
         assertThrows(CancellationException.class, () -> pool.attach(cancelled), "attach, the gate free");
         assertFalse(pool.isAttached());
-        assertInstanceOf(CancellationException.class, failureOf(pool.acquireAsync("k", cancelled)), "acquireAsync");
-        assertInstanceOf(CancellationException.class, failureOf(pool.attachAsync(cancelled, a -> "ran")));
-        assertInstanceOf(CancellationException.class, failureOf(pool.callAsync("k", cancelled, r -> "ran")));
+        TestKit.joinedCancellation(pool.acquireAsync("k", cancelled));
+        TestKit.joinedCancellation(pool.attachAsync(cancelled, a -> "ran"));
+        TestKit.joinedCancellation(pool.callAsync("k", cancelled, r -> "ran"));
         try (Attachment attached = pool.attach()) {
             assertThrows(CancellationException.class, () -> pool.attach(cancelled), "nested, too");
         }

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.sync.WaitInterruptedException;
 import io.refpool.testkit.TestKit;
 import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
@@ -253,8 +254,7 @@ class AttachModeTest {
                             .toCompletableFuture())
                     .join();
             cancel.cancel();
-            CompletionException e = assertThrows(CompletionException.class, result::join);
-            assertInstanceOf(CancellationException.class, e.getCause());
+            TestKit.joinedCancellation(result);
         }
         assertEquals(0, runs.get());
         assertGateFree(pool);
@@ -269,7 +269,7 @@ class AttachModeTest {
                 try {
                     pool.attach().close();
                     return false;
-                } catch (CancellationException e) {
+                } catch (WaitInterruptedException e) {
                     return Thread.currentThread().isInterrupted();
                 }
             });

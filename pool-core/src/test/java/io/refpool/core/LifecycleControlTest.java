@@ -12,9 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.internal.PoolHooks.Point;
+import io.refpool.sync.WaitInterruptedException;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -160,7 +160,7 @@ class LifecycleControlTest {
         TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
         await(disposing);
         TestKit.Forked<Boolean> flusher = fork("flusher", () -> {
-            assertThrows(CancellationException.class, pool::flush);
+            assertThrows(WaitInterruptedException.class, pool::flush);
             return Thread.currentThread().isInterrupted();
         });
         awaitParked(flusher.thread);

@@ -10,6 +10,8 @@ import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.WaitInterruptedException;
+import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit;
 import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
@@ -102,7 +104,10 @@ class SectionStormTest {
                 for (int op = 0; op < OPERATIONS; op++) {
                     try {
                         operate(pool, random);
-                    } catch (CapacityExhaustedException | CancellationException e) {
+                    } catch (CapacityExhaustedException
+                            | CancellationException
+                            | WaitTimeoutException
+                            | WaitInterruptedException e) {
                         refused.incrementAndGet(); // a full pool, a cancelled or timed-out wait, an interrupt
                     } catch (Throwable t) {
                         unexpected.add(t);
@@ -172,7 +177,7 @@ class SectionStormTest {
         sb.append(", free permits ").append(pool.core().readings().freePermitsNow());
         try (Attachment attachment = pool.attach(Duration.ofSeconds(2))) {
             sb.append("; gate: free");
-        } catch (CancellationException e) {
+        } catch (WaitTimeoutException e) {
             sb.append("; gate: stranded (").append(e).append(')');
             return sb.toString();
         }
@@ -190,7 +195,7 @@ class SectionStormTest {
             Guard section = handle.section(Duration.ofSeconds(2));
             section.close();
             sb.append("; section: free");
-        } catch (CancellationException e) {
+        } catch (WaitTimeoutException e) {
             sb.append("; section: stranded (").append(e).append(')');
         } finally {
             pool.attached(() -> {
@@ -299,7 +304,8 @@ class SectionStormTest {
             if (!stage.cancel(false) && !stage.isCompletedExceptionally()) { // settled first: ours to give back
                 giveBack.accept(stage.join());
             }
-            throw new CancellationException("interrupted while joining");
+            Thread.currentThread().interrupt();
+            throw new WaitInterruptedException("a stage of the storm", e);
         } catch (TimeoutException e) {
             throw new AssertionError("a stage did not settle within " + BOUND, e);
         }

@@ -26,12 +26,15 @@ import java.util.concurrent.CompletionStage;
  * queued hands the lock directly to the head waiter; nobody barges in between, so
  * {@link #tryLock()} and {@link #tryAcquire()} fail while anyone is queued.
  *
- * <p><b>Cancellation.</b> A wait ends in exactly one of two ways: the lock is granted (the caller
- * owns it and must close the guard) or the wait is cancelled (the caller owns nothing). Cancellation
- * comes from the token, a timeout, an interrupt, or the returned future's own {@code cancel},
+ * <p><b>Ending a wait.</b> A wait ends in exactly one of two ways: the lock is granted (the caller
+ * owns it and must close the guard) or the wait ends without it (the caller owns nothing). It ends
+ * early on the token ({@link java.util.concurrent.CancellationException}), a timeout
+ * ({@link WaitTimeoutException}, or an empty {@code Optional} from the {@code try} form), an
+ * interrupt ({@link InterruptedException}), or the returned future's own {@code cancel},
  * {@code complete}, {@code completeExceptionally} or {@code orTimeout}; whichever happens, the lock
- * is never lost: if the grant already won, the future completes with the guard, and if the cancel
- * won after a release had picked the waiter, the lock passes on to the next waiter.
+ * is never lost: if the grant already won, the future completes with the guard, and if the early
+ * end won after a release had picked the waiter, the lock passes on to the next waiter. A zero
+ * timeout does not wait; a negative one is refused.
  *
  * <p><b>Cost.</b> Uncontended {@link #tryLock()}+{@link #unlock()} is one CAS each and allocates
  * nothing; so does {@link #acquireBlocking()} followed by closing the guard, once the JIT has
@@ -72,7 +75,7 @@ public final class AsyncMutex {
      *
      * @param token cancels the wait; if already cancelled, the returned stage has already failed
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException}
+     *     {@link java.util.concurrent.CancellationException} ({@code isCancelled()} is then true)
      * @throws NullPointerException if {@code token} is null
      */
     public CompletionStage<Guard> acquire(CancellationToken token) {
@@ -104,6 +107,22 @@ public final class AsyncMutex {
     }
 
     /**
+     * Acquires the lock, parking the calling thread at most {@code timeout}: the throwing form of
+     * {@link #tryAcquire(Duration)}.
+     *
+     * @param timeout the longest wait; zero means do not wait (the lock is taken only if it is free
+     *     and nobody is queued)
+     * @return the guard
+     * @throws WaitTimeoutException if the time ran out first; nothing is owned
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public Guard acquireBlocking(Duration timeout) throws InterruptedException {
+        return sync.acquireGuardWithin(MutexSync.ONE, timeout, "AsyncMutex");
+    }
+
+    /**
      * Acquires the lock only if it is free and nobody is queued.
      *
      * @return the guard, or empty
@@ -113,7 +132,9 @@ public final class AsyncMutex {
     }
 
     /**
-     * Acquires the lock, waiting in line at most {@code timeout}.
+     * Acquires the lock, waiting in line at most {@code timeout}: the {@code try} form, which
+     * answers a timeout with an empty result, as {@code Lock.tryLock(long, TimeUnit)} returns false;
+     * {@link #acquireBlocking(Duration)} throws instead.
      *
      * @param timeout the longest wait; zero means do not wait
      * @return the guard, or empty if the timeout elapsed first

@@ -1,8 +1,10 @@
 package io.refpool.sync;
 
 import io.refpool.sync.internal.SemaphoreSync;
+import io.refpool.sync.internal.WaiterQueue;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -27,7 +29,8 @@ import java.util.concurrent.CompletionStage;
  * A release with waiters queued assigns the permits directly to the head requests that fit.
  *
  * <p><b>Capacity.</b> A semaphore holds at most {@link #maxPermits()} permits. A request for more
- * than that could never be served and is refused at the call.
+ * than that could never be served and is refused: at the call, or through the returned stage of
+ * an async acquire.
  *
  * <p><b>Releasing.</b> A guard returns its permits when it is closed, exactly once; a second close is
  * a no-op. {@link #release(int)} returns permits taken with {@link #tryAcquirePermits(int)}, or
@@ -39,9 +42,10 @@ import java.util.concurrent.CompletionStage;
  * holds is accepted. Pairing each successful {@code tryAcquirePermits(n)} with exactly one
  * {@code release(n)} is the caller's responsibility.
  *
- * <p><b>Cancellation</b> works as for {@link AsyncMutex}: a wait is either granted, and the guard
- * owns the permits, or cancelled, and owns nothing; if a cancel wins after a release picked the
- * waiter, its permits go on to the next waiters. No permit is ever lost.
+ * <p><b>Ending a wait</b> works as for {@link AsyncMutex}: a wait is either granted, and the guard
+ * owns the permits, or ends early (token, timeout, interrupt), and owns nothing; if the early end
+ * wins after a release picked the waiter, its permits go on to the next waiters. No permit is ever
+ * lost.
  */
 public final class AsyncSemaphore {
     private final SemaphoreSync sync;
@@ -83,23 +87,34 @@ public final class AsyncSemaphore {
     }
 
     private int checkPermits(int permits) {
-        requireAtLeastOne(permits);
-        if (permits > sync.maxPermits()) {
-            throw new IllegalArgumentException("permits (" + permits + ") exceed the maximum of " + sync.maxPermits()
-                    + " this semaphore can ever hold; the request could never be served");
+        IllegalArgumentException refused = refusal(permits);
+        if (refused != null) {
+            throw refused;
         }
         return permits;
+    }
+
+    /** {@return why a request for {@code permits} is refused, or {@code null} if it is in range} */
+    private IllegalArgumentException refusal(int permits) {
+        if (permits < 1) {
+            return new IllegalArgumentException("permits must be at least 1, was " + permits);
+        }
+        if (permits > sync.maxPermits()) {
+            return new IllegalArgumentException("permits (" + permits + ") exceed the maximum of " + sync.maxPermits()
+                    + " this semaphore can ever hold; the request could never be served");
+        }
+        return null;
     }
 
     /**
      * Acquires {@code permits} asynchronously.
      *
      * @param permits how many, from 1 to {@link #maxPermits()}
-     * @return a stage completed with the guard of the permits, in call order
-     * @throws IllegalArgumentException if {@code permits} is out of range
+     * @return a stage completed with the guard of the permits, in call order, or failed with an
+     *     {@link IllegalArgumentException} if {@code permits} is out of range
      */
     public CompletionStage<Guard> acquire(int permits) {
-        return sync.acquireStage(checkPermits(permits), CancellationToken.none());
+        return acquire(permits, CancellationToken.none());
     }
 
     /**
@@ -108,12 +123,17 @@ public final class AsyncSemaphore {
      * @param permits how many, from 1 to {@link #maxPermits()}
      * @param token cancels the wait; if already cancelled, the returned stage has already failed
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException}
-     * @throws IllegalArgumentException if {@code permits} is out of range
-     * @throws NullPointerException if {@code token} is null
+     *     {@link java.util.concurrent.CancellationException} ({@code isCancelled()} is then true),
+     *     or with an {@link IllegalArgumentException} if {@code permits} is out of range
+     * @throws NullPointerException if {@code token} is null (an async method's only throw)
      */
     public CompletionStage<Guard> acquire(int permits, CancellationToken token) {
-        return sync.acquireStage(checkPermits(permits), token);
+        WaiterQueue.requireToken(token);
+        IllegalArgumentException refused = refusal(permits);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        return sync.acquireStage(permits, token);
     }
 
     /**
@@ -144,6 +164,23 @@ public final class AsyncSemaphore {
     }
 
     /**
+     * Acquires {@code permits}, parking the calling thread at most {@code timeout}: the throwing
+     * form of {@link #tryAcquire(int, Duration)}.
+     *
+     * @param permits how many, from 1 to {@link #maxPermits()}
+     * @param timeout the longest wait; zero means do not wait (the permits are taken only if they
+     *     are available and nobody is queued)
+     * @return the guard of the permits
+     * @throws WaitTimeoutException if the time ran out first; nothing is owned
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws IllegalArgumentException if {@code permits} is out of range or {@code timeout} negative
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public Guard acquireBlocking(int permits, Duration timeout) throws InterruptedException {
+        return sync.acquireGuardWithin(checkPermits(permits), timeout, "AsyncSemaphore");
+    }
+
+    /**
      * Acquires {@code permits} only if they are available and nobody is queued.
      *
      * @param permits how many, from 1 to {@link #maxPermits()}
@@ -155,7 +192,8 @@ public final class AsyncSemaphore {
     }
 
     /**
-     * Acquires {@code permits}, waiting in line at most {@code timeout}.
+     * Acquires {@code permits}, waiting in line at most {@code timeout}: the {@code try} form, which
+     * answers a timeout with an empty result; {@link #acquireBlocking(int, Duration)} throws instead.
      *
      * @param permits how many, from 1 to {@link #maxPermits()}
      * @param timeout the longest wait; zero means do not wait

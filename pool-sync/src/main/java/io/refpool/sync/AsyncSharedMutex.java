@@ -45,10 +45,11 @@ import java.util.concurrent.CompletionStage;
  *
  * <p><b>Ceiling.</b> At most {@link #MAX_READERS} readers hold the lock at once. Past it,
  * {@link #tryLockShared()} fails and an acquire that would have to wait for a reader to leave is
- * refused with an {@link IllegalStateException}; the count never overflows into the writer bit.
+ * refused with an {@link IllegalStateException} (thrown by a blocking acquire, failing the stage
+ * of an async one); the count never overflows into the writer bit.
  *
- * <p><b>Cancellation</b> works as for {@link AsyncMutex}; a reader or writer whose cancel wins after
- * a release picked it passes its grant on.
+ * <p><b>Ending a wait</b> works as for {@link AsyncMutex}; a reader or writer whose early end wins
+ * after a release picked it passes its grant on.
  *
  * <p><b>Releasing.</b> A guard's {@link Guard#close()} releases exactly once. {@link #unlock()}
  * releases only a writer that took the lock with {@link #tryLock()}, as {@link AsyncMutex#unlock()}
@@ -84,9 +85,9 @@ public final class AsyncSharedMutex {
     /**
      * Acquires the lock shared, asynchronously.
      *
-     * @return a stage completed with the guard once granted
-     * @throws IllegalStateException if {@link #MAX_READERS} readers hold the lock and nothing else
-     *     holds this reader back
+     * @return a stage completed with the guard once granted, or failed with an
+     *     {@link IllegalStateException} if {@link #MAX_READERS} readers hold the lock and nothing
+     *     else holds this reader back
      */
     public CompletionStage<Guard> acquireShared() {
         return sync.acquireStage(SharedSync.READ, CancellationToken.none());
@@ -97,9 +98,10 @@ public final class AsyncSharedMutex {
      *
      * @param token cancels the wait; if already cancelled, the returned stage has already failed
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException}
+     *     {@link java.util.concurrent.CancellationException} ({@code isCancelled()} is then true),
+     *     or with an {@link IllegalStateException} at the reader ceiling, as for
+     *     {@link #acquireShared()}
      * @throws NullPointerException if {@code token} is null
-     * @throws IllegalStateException at the reader ceiling, as for {@link #acquireShared()}
      */
     public CompletionStage<Guard> acquireShared(CancellationToken token) {
         return sync.acquireStage(SharedSync.READ, token);
@@ -131,6 +133,22 @@ public final class AsyncSharedMutex {
     }
 
     /**
+     * Acquires the lock shared, parking the calling thread at most {@code timeout}: the throwing
+     * form of {@link #tryAcquireShared(Duration)}.
+     *
+     * @param timeout the longest wait; zero means do not wait
+     * @return the guard
+     * @throws WaitTimeoutException if the time ran out first; nothing is owned
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws IllegalStateException at the reader ceiling, as for {@link #acquireShared()}
+     */
+    public Guard acquireSharedBlocking(Duration timeout) throws InterruptedException {
+        return sync.acquireGuardWithin(SharedSync.READ, timeout, "AsyncSharedMutex shared");
+    }
+
+    /**
      * Acquires the lock shared only if no writer holds or waits and the ceiling is not reached.
      *
      * @return the guard, or empty
@@ -140,7 +158,8 @@ public final class AsyncSharedMutex {
     }
 
     /**
-     * Acquires the lock shared, waiting in line at most {@code timeout}.
+     * Acquires the lock shared, waiting in line at most {@code timeout}: the {@code try} form, which
+     * answers a timeout with an empty result; {@link #acquireSharedBlocking(Duration)} throws instead.
      *
      * @param timeout the longest wait; zero means do not wait
      * @return the guard, or empty if the timeout elapsed first
@@ -192,7 +211,7 @@ public final class AsyncSharedMutex {
      *
      * @param token cancels the wait; if already cancelled, the returned stage has already failed
      * @return a stage completed with the guard, or failed with a
-     *     {@link java.util.concurrent.CancellationException}
+     *     {@link java.util.concurrent.CancellationException} ({@code isCancelled()} is then true)
      * @throws NullPointerException if {@code token} is null
      */
     public CompletionStage<Guard> acquire(CancellationToken token) {
@@ -224,6 +243,21 @@ public final class AsyncSharedMutex {
     }
 
     /**
+     * Acquires the lock exclusively, parking the calling thread at most {@code timeout}: the
+     * throwing form of {@link #tryAcquire(Duration)}.
+     *
+     * @param timeout the longest wait; zero means do not wait
+     * @return the guard
+     * @throws WaitTimeoutException if the time ran out first; nothing is owned
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public Guard acquireBlocking(Duration timeout) throws InterruptedException {
+        return sync.acquireGuardWithin(SharedSync.WRITE, timeout, "AsyncSharedMutex");
+    }
+
+    /**
      * Acquires the lock exclusively only if it is free and nobody is queued.
      *
      * @return the guard, or empty
@@ -233,7 +267,8 @@ public final class AsyncSharedMutex {
     }
 
     /**
-     * Acquires the lock exclusively, waiting in line at most {@code timeout}.
+     * Acquires the lock exclusively, waiting in line at most {@code timeout}: the {@code try} form,
+     * which answers a timeout with an empty result; {@link #acquireBlocking(Duration)} throws instead.
      *
      * @param timeout the longest wait; zero means do not wait
      * @return the guard, or empty if the timeout elapsed first

@@ -223,7 +223,11 @@ public final class CancellationSource implements AutoCloseable {
     /**
      * Cancels this source after the delay, on a shared timer thread. A later call replaces the
      * earlier timer, whether it asks for a shorter or a longer delay. {@link Duration#ZERO}
-     * cancels now, on this thread. Does nothing if the source is already cancelled.
+     * cancels now, on this thread. Does nothing if the source is already cancelled. A wait this
+     * cancels ends as any cancelled wait does, with a
+     * {@link java.util.concurrent.CancellationException}; a wait's own time limit
+     * ({@code acquireBlocking(Duration)}, the pool's {@code attach(Duration)}) ends with a
+     * {@link WaitTimeoutException} instead.
      *
      * <pre>{@code
      * source.cancelAfter(Duration.ofMillis(250));

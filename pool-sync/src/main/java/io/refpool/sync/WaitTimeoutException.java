@@ -2,25 +2,30 @@ package io.refpool.sync;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
 
 /**
- * A wait that ended because its time ran out. It is a {@link CancellationException}, so code that
- * handles cancellation handles it too; its message names what was waited for and for how long.
+ * A timed wait that ran out of time. A timeout is not a cancellation (nobody asked the wait to
+ * stop; its time was up), so this is no {@link java.util.concurrent.CancellationException}. A
+ * blocking wait throws it; an asynchronous wait completes its stage exceptionally with it, so the
+ * stage's {@code isCancelled()} is false, {@code join()} throws a
+ * {@link java.util.concurrent.CompletionException} and {@code get()} an
+ * {@link java.util.concurrent.ExecutionException} whose cause it is, on every JDK.
  *
  * <pre>{@code
- * try (Attachment attached = pool.attach(Duration.ofMillis(200))) {
- *     // ...
+ * try (Guard guard = mutex.acquireBlocking(Duration.ofMillis(200))) {
+ *     counter++;
  * } catch (WaitTimeoutException e) {
- *     log.warn(e.getMessage()); // "timed out after 200 ms waiting for the attach gate of pool 'lua'"
+ *     log.warn(e.getMessage()); // "timed out after 200 ms waiting for AsyncMutex"
  * }
  * }</pre>
  *
- * <p>Whoever throws it creates it on the thread that waited (or, for an asynchronous wait, gives it
- * the stack of the call that started the wait), so its stack trace shows the caller, not the timer
- * thread that fired.
+ * <p>Its message names what was waited for and for how long. Whoever throws it creates it on the
+ * thread that waited (or, for an asynchronous wait, gives it the stack of the call that started
+ * the wait), so its stack trace shows the caller, not the timer thread that fired. The
+ * {@code tryAcquire(Duration)} forms of this package's locks report a timeout as an empty
+ * {@link java.util.Optional} instead, as {@code Lock.tryLock(long, TimeUnit)} returns false.
  */
-public class WaitTimeoutException extends CancellationException {
+public class WaitTimeoutException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     /** What was waited for. */

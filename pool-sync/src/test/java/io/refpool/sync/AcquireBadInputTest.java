@@ -39,7 +39,8 @@ class AcquireBadInputTest {
                 lock.hold(); // contended: a null token must not slip past on the slow path
             }
             assertRefused(lock, NullPointerException.class, "token", () -> lock.acquire(null));
-            assertRefused(lock, NullPointerException.class, "token", () -> lock.acquireBlocking(null));
+            assertRefused(
+                    lock, NullPointerException.class, "token", () -> lock.acquireBlocking((CancellationToken) null));
         }
         lock.release();
         lock.assertFreeAndUsable();

@@ -4,22 +4,33 @@ import static io.refpool.sync.SyncTesting.assertPermits;
 import static io.refpool.sync.SyncTesting.granted;
 import static io.refpool.sync.SyncTesting.waiting;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * Bad permit counts to {@link AsyncSemaphore} get a clear exception at the call and change no
- * state. Bad input every primitive refuses alike is in {@link AcquireBadInputTest}.
+ * Bad permit counts to {@link AsyncSemaphore} get a clear exception and change no state: at the
+ * call, or through the stage of an async acquire. Bad input every primitive refuses alike is in
+ * {@link AcquireBadInputTest}.
  */
 class AsyncSemaphoreBadInputTest {
     private static void assertRejected(Class<? extends Throwable> type, String mustContain, Executable call) {
         Throwable e = assertThrows(type, call);
+        assertTrue(e.getMessage() != null && e.getMessage().contains(mustContain), () -> e.getMessage());
+    }
+
+    /** An async acquire fails only through its stage: it must not throw, and the stage fails so. */
+    private static void assertStageRejected(String mustContain, Supplier<CompletionStage<Guard>> call) {
+        Throwable e = assertInstanceOf(IllegalArgumentException.class, TestKit.joinedFailure(call.get()));
         assertTrue(e.getMessage() != null && e.getMessage().contains(mustContain), () -> e.getMessage());
     }
 
@@ -35,10 +46,11 @@ class AsyncSemaphoreBadInputTest {
     void zeroOrNegativePermitsAreRejectedByEveryMethod() {
         AsyncSemaphore semaphore = new AsyncSemaphore(3);
         for (int bad : List.of(0, -1, Integer.MIN_VALUE)) {
-            assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.acquire(bad));
-            assertRejected(
-                    IllegalArgumentException.class, "permits", () -> semaphore.acquire(bad, CancellationToken.none()));
+            assertStageRejected("permits", () -> semaphore.acquire(bad));
+            assertStageRejected("permits", () -> semaphore.acquire(bad, CancellationToken.none()));
             assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.acquireBlocking(bad));
+            assertRejected(
+                    IllegalArgumentException.class, "permits", () -> semaphore.acquireBlocking(bad, Duration.ZERO));
             assertRejected(IllegalArgumentException.class, "permits", () -> semaphore.tryAcquire(bad));
             assertRejected(
                     IllegalArgumentException.class, "permits", () -> semaphore.tryAcquire(bad, Duration.ofSeconds(1)));
@@ -53,7 +65,7 @@ class AsyncSemaphoreBadInputTest {
         AsyncSemaphore semaphore = new AsyncSemaphore(3);
         assertTrue(semaphore.tryAcquirePermits(3));
 
-        assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.acquire(4));
+        assertStageRejected("maximum of 3", () -> semaphore.acquire(4));
         assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.acquireBlocking(4));
         assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.tryAcquirePermits(4));
         assertRejected(IllegalArgumentException.class, "maximum of 3", () -> semaphore.release(Integer.MAX_VALUE));

@@ -5,11 +5,14 @@ import static io.refpool.sync.SharedMutexTesting.future;
 import static io.refpool.sync.SharedMutexTesting.granted;
 import static io.refpool.sync.SharedMutexTesting.guardOf;
 import static io.refpool.sync.SharedMutexTesting.state;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,11 +67,16 @@ class AsyncSharedMutexCeilingTest {
         CancellationSource source = new CancellationSource();
 
         List<Executable> waitingAcquires = List.of(
-                lock::acquireShared,
-                () -> lock.acquireShared(source.token()),
                 lock::acquireSharedBlocking,
                 () -> lock.acquireSharedBlocking(source.token()),
-                () -> lock.tryAcquireShared(Duration.ofSeconds(30)));
+                () -> lock.acquireSharedBlocking(Duration.ofSeconds(30)),
+                () -> lock.tryAcquireShared(Duration.ofSeconds(30)),
+                () -> { // an async acquire fails only through its stage: it must not throw
+                    throw TestKit.joinedFailure(assertDoesNotThrow(() -> lock.acquireShared()));
+                },
+                () -> {
+                    throw TestKit.joinedFailure(assertDoesNotThrow(() -> lock.acquireShared(source.token())));
+                });
         for (Executable acquire : waitingAcquires) {
             IllegalStateException e = assertThrows(IllegalStateException.class, acquire);
             assertTrue(e.getMessage().contains("AsyncSharedMutex"), e.getMessage());
@@ -164,7 +172,7 @@ class AsyncSharedMutexCeilingTest {
                 assertFalse(lock.isWriteLocked());
             }
             assertEquals(CEILING, entered);
-            assertThrows(IllegalStateException.class, lock::acquireShared);
+            assertInstanceOf(IllegalStateException.class, TestKit.joinedFailure(lock.acquireShared()));
             assertEquals(CEILING, state(lock), "only the reader count is set in the state word");
             releaseReaders(lock, CEILING);
         }

@@ -96,11 +96,11 @@ public class AsyncSharedMutexLincheckTest {
         }
         boolean[] queued = publishedByThisThread.get();
         queued[0] = false;
-        try {
-            s.acquire = lock.acquireShared();
-        } catch (IllegalStateException atTheCeiling) {
+        CompletionStage<Guard> acquired = lock.acquireShared();
+        if (acquired.toCompletableFuture().isCompletedExceptionally()) { // refused at the ceiling, through the stage
             return "ceiling";
         }
+        s.acquire = acquired;
         s.exclusive = false;
         return queued[0] ? "queued" : "granted";
     }

@@ -92,6 +92,8 @@ enum Primitive {
 
         abstract Guard acquireBlocking(CancellationToken token) throws InterruptedException;
 
+        abstract Guard acquireBlocking(Duration timeout) throws InterruptedException;
+
         abstract Optional<Guard> tryAcquire();
 
         abstract Optional<Guard> tryAcquire(Duration timeout) throws InterruptedException;
@@ -198,6 +200,11 @@ enum Primitive {
         }
 
         @Override
+        Guard acquireBlocking(Duration timeout) throws InterruptedException {
+            return mutex.acquireBlocking(timeout);
+        }
+
+        @Override
         Optional<Guard> tryAcquire() {
             return mutex.tryAcquire();
         }
@@ -260,6 +267,11 @@ enum Primitive {
         @Override
         Guard acquireBlocking(CancellationToken token) throws InterruptedException {
             return semaphore.acquireBlocking(PERMITS, token);
+        }
+
+        @Override
+        Guard acquireBlocking(Duration timeout) throws InterruptedException {
+            return semaphore.acquireBlocking(PERMITS, timeout);
         }
 
         @Override
@@ -336,6 +348,11 @@ enum Primitive {
         @Override
         Guard acquireBlocking(CancellationToken token) throws InterruptedException {
             return reader ? lock.acquireSharedBlocking(token) : lock.acquireBlocking(token);
+        }
+
+        @Override
+        Guard acquireBlocking(Duration timeout) throws InterruptedException {
+            return reader ? lock.acquireSharedBlocking(timeout) : lock.acquireBlocking(timeout);
         }
 
         @Override

@@ -3,6 +3,8 @@ package io.refpool.testkit;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -135,6 +137,72 @@ public final class TestKit {
     /** {@return {@code action} started on a new daemon platform thread} */
     public static Forked<Void> forkRun(String name, Action action) {
         return unstartedRun(name, action).start();
+    }
+
+    /**
+     * {@return the cancellation {@code stage} settled with}, read the way the docs tell a caller to
+     * read it on any JDK: {@code join()} throws it itself up to JDK 22, and from JDK 23 a new
+     * {@link CancellationException} caused by it. Waits, bounded, for the stage to settle; fails if
+     * it was not cancelled, or if {@code get()} reports it otherwise.
+     */
+    public static CancellationException joinedCancellation(CompletionStage<?> stage) {
+        CompletableFuture<?> future = settled(stage);
+        if (!future.isCancelled()) {
+            throw new AssertionError("expected a cancelled stage, was " + future);
+        }
+        CancellationException viaGet = assertCancellationFrom(future::get);
+        CancellationException viaJoin = assertCancellationFrom(future::join);
+        if (viaGet != viaJoin) {
+            throw new AssertionError("get() and join() report different cancellations: " + viaGet + ", " + viaJoin);
+        }
+        return viaJoin;
+    }
+
+    private static CancellationException assertCancellationFrom(Body<?> read) {
+        try {
+            Object value = read.call();
+            throw new AssertionError("expected a cancellation, the stage completed with " + value);
+        } catch (CancellationException e) {
+            return e.getCause() instanceof CancellationException ? (CancellationException) e.getCause() : e;
+        } catch (Exception e) {
+            throw new AssertionError("expected a CancellationException, got " + e, e);
+        }
+    }
+
+    /**
+     * {@return what {@code stage} failed with}, read through {@code join()} and {@code get()}, which
+     * must throw a {@link CompletionException} and an {@link ExecutionException} caused by it, with
+     * {@code isCancelled()} false. Waits, bounded, for the stage to settle.
+     */
+    public static Throwable joinedFailure(CompletionStage<?> stage) {
+        CompletableFuture<?> future = settled(stage);
+        if (future.isCancelled()) {
+            throw new AssertionError("expected a failed stage that is not cancelled, was " + future);
+        }
+        Throwable viaJoin;
+        try {
+            throw new AssertionError("expected a failure, the stage completed with " + future.join());
+        } catch (CompletionException e) {
+            viaJoin = e.getCause();
+        }
+        try {
+            throw new AssertionError("expected a failure, the stage completed with " + future.get());
+        } catch (ExecutionException e) {
+            if (e.getCause() != viaJoin) {
+                throw new AssertionError(
+                        "get() and join() report different failures: " + e.getCause() + ", " + viaJoin);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while reading " + future, e);
+        }
+        return viaJoin;
+    }
+
+    private static CompletableFuture<?> settled(CompletionStage<?> stage) {
+        CompletableFuture<?> future = stage.toCompletableFuture();
+        eventually().alias("the stage settles").until(future::isDone);
+        return future;
     }
 
     /** Waits, bounded, until {@code thread} parks (waiting for a lock, a latch or a future). */

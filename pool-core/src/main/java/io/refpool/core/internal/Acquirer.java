@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.Attachment;
 import io.refpool.core.CapacityExhaustedException;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolClosedException;
@@ -15,7 +16,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -175,13 +175,39 @@ final class Acquirer<K, V> {
     }
 
     /**
+     * {@code acquire(key, timeout)}: {@link #acquireAsyncWithin} waited for on this thread. An
+     * attached caller's attachment is suspended meanwhile, as {@code detached()} does, since the
+     * releases the wait may need run attached; it is attached again, at the same depth, after.
+     */
+    Handle<V> acquireWithin(K key, Duration timeout) {
+        Objects.requireNonNull(key, "key");
+        Waits.checked(timeout); // at the call, before any attach
+        if (attacher.state().depth == 0) {
+            return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
+        }
+        // nested: its detached() suspends every level of the thread
+        try (Attachment level = attacher.attach(CancellationToken.none(), false, false)) {
+            return level.detached(() -> Waits.await(acquireAsyncWithin(key, timeout), objectFor(key)));
+        }
+    }
+
+    /** {@return what an acquire of {@code key} waits for, in messages} */
+    private String objectFor(K key) {
+        return "an object for key " + Keys.describe(key) + " in pool '" + pool.name() + "'";
+    }
+
+    /**
      * {@code acquireAsync(key, timeout)}: as with a token, the timer armed only if the acquire has to
-     * wait. A timeout fails the stage with a {@code WaitTimeoutException} that carries the stack of
-     * this call (taken when the wait starts, so only waits pay for it).
+     * wait (a zero timeout fires at once). A timeout fails the stage with a {@code
+     * WaitTimeoutException} that carries the stack of this call (taken when the wait starts, so only
+     * waits pay for it); a negative timeout fails it with an {@code IllegalArgumentException}.
      */
     CompletionStage<Handle<V>> acquireAsyncWithin(K key, Duration timeout) {
         Objects.requireNonNull(key, "key");
-        Timeouts.positive(timeout);
+        IllegalArgumentException refused = Waits.refusal(timeout);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
         CancellationSource timer = new CancellationSource();
         CompletionStage<Handle<V>> acquired = acquireAsync(key, timer.token());
         if (acquired.toCompletableFuture().isDone()) {
@@ -191,14 +217,12 @@ final class Acquirer<K, V> {
         WaitTimeoutException timedOut;
         try {
             timer.cancelAfter(timeout);
-            timedOut = new WaitTimeoutException(
-                    "an object for key " + Keys.describe(key) + " in pool '" + pool.name() + "'",
-                    timeout); // the caller's stack
+            timedOut = new WaitTimeoutException(objectFor(key), timeout); // the caller's stack
         } catch (Throwable failed) { // the wait is queued: end it, so nothing it would get is orphaned
             timer.cancel();
             timer.close();
             acquired.thenAccept(Handle::close);
-            return CompletableFuture.failedStage(failed);
+            return CompletableFuture.failedFuture(failed);
         }
         CompletableFuture<Handle<V>> result = new CompletableFuture<>();
         acquired.whenComplete((handle, failure) -> {
@@ -209,7 +233,7 @@ final class Acquirer<K, V> {
                 }
                 return;
             }
-            Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+            Throwable cause = Waits.unwrapped(failure);
             result.completeExceptionally(cause instanceof CancellationException ? timedOut : cause);
         });
         result.whenComplete((handle, failure) -> {
@@ -232,7 +256,7 @@ final class Acquirer<K, V> {
         CompletableFuture<Handle<V>> result = new CompletableFuture<>();
         acquired.whenComplete((entry, failure) -> {
             if (failure != null) {
-                result.completeExceptionally(failure);
+                result.completeExceptionally(Waits.unwrapped(failure)); // a cancellation reads as one
             } else if (result.isDone()) {
                 handles.release(entry, null); // the caller gave up first
             } else {
@@ -256,11 +280,11 @@ final class Acquirer<K, V> {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         if (pool.isClosed()) {
-            return CompletableFuture.failedStage(
+            return CompletableFuture.failedFuture(
                     new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
         if (token.isCancellationRequested()) { // whether or not the object is there: as attach does
-            return CompletableFuture.failedStage(new CancellationException(
+            return CompletableFuture.failedFuture(new CancellationException(
                     "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
         Entry<K, V> entry = slots.entry(key);
@@ -272,7 +296,7 @@ final class Acquirer<K, V> {
         acquireWithPermit(key, callerGaveUp.token(), null).whenComplete((acquired, failure) -> {
             callerGaveUp.close();
             if (failure != null) {
-                result.completeExceptionally(failure);
+                result.completeExceptionally(Waits.unwrapped(failure));
             } else if (!result.complete(acquired)) {
                 handles.release(acquired, null);
             }
@@ -299,7 +323,7 @@ final class Acquirer<K, V> {
                 return untilCancelled(created, token, key)
                         .thenCompose(failure -> failure == null
                                 ? acquireWithPermit(key, token, permit)
-                                : CompletableFuture.failedStage(failure));
+                                : CompletableFuture.failedFuture(failure));
             }
             return capacity.waitInLine(key, token, new Capacity.Exits<>() {
                 @Override

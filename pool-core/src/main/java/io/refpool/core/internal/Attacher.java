@@ -6,6 +6,7 @@ import io.refpool.core.PoolClosedException;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -242,18 +243,21 @@ final class Attacher<K, V> {
                 : waitAtGate(token, exclusive, internal);
     }
 
-    /** {@link #enterGate} for a caller, waiting at most {@code timeout}; the timer is armed only if it waits. */
+    /** {@link #enterGate} waiting at most {@code timeout}: the timer armed only if it waits, not at all for zero. */
     private Guard enterGateWithin(Duration timeout, boolean exclusive) {
         return gate.tryEnter(exclusive) ? null : waitWithin(timeout, exclusive);
     }
 
-    /** The gate was not free: waits in line at most {@code timeout}. */
+    /** The gate was not free: waits in line at most {@code timeout} (zero: not at all). */
     private Guard waitWithin(Duration timeout, boolean exclusive) {
-        CancellationSource timer = Timeouts.timer(timeout);
+        if (timeout.isZero()) {
+            throw new WaitTimeoutException(gateName(exclusive), timeout);
+        }
+        CancellationSource timer = Waits.timer(timeout);
         try {
             return waitAtGate(timer.token(), exclusive, false);
         } catch (CancellationException e) {
-            throw Timeouts.ended(e, timer, gateName(exclusive), timeout);
+            throw Waits.ended(e, timer, gateName(exclusive), timeout);
         } finally {
             timer.close();
         }
@@ -301,13 +305,12 @@ final class Attacher<K, V> {
         try {
             return gate.enterBlocking(exclusive, waitToken);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while waiting to attach; the interrupt status is kept");
+            throw Waits.interrupted(gateName(exclusive), e);
         } catch (CancellationException e) {
             if (pool.isClosed()) {
                 throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
             }
-            throw (CancellationException) Timeouts.named(e, gateName(exclusive));
+            throw (CancellationException) Waits.named(e, gateName(exclusive));
         } finally {
             if (linked != null) {
                 linked.close();
@@ -358,15 +361,24 @@ final class Attacher<K, V> {
         if (gate.tryEnter(exclusive)) {
             if (pool.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
             }
             try {
                 return CompletableFuture.completedStage(runAttached(null, exclusive, fn));
             } catch (Throwable t) {
-                return CompletableFuture.failedStage(t);
+                return CompletableFuture.failedFuture(t);
             }
         }
-        return waitForGateAsync(token, exclusive).thenApply(guard -> runAttached(guard, exclusive, fn));
+        // completed with the failure itself, not through a dependent stage, which would wrap it
+        CompletableFuture<T> result = new CompletableFuture<>();
+        waitForGateAsync(token, exclusive).whenComplete((guard, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(Waits.unwrapped(failure));
+            } else {
+                Waits.completeWith(result, () -> runAttached(guard, exclusive, fn));
+            }
+        });
+        return result;
     }
 
     /**
@@ -382,7 +394,7 @@ final class Attacher<K, V> {
         if (gate.tryEnter(exclusive)) {
             if (pool.isClosed()) {
                 gate.leave(exclusive);
-                return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+                return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
             }
             return CompletableFuture.completedStage(new Entered(exclusive));
         }
@@ -392,10 +404,11 @@ final class Attacher<K, V> {
     /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
     private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
         if (pool.isClosed()) {
-            return CompletableFuture.failedStage(new PoolClosedException(pool.onClosedPool("attachAsync()")));
+            return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
         }
         if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+            return CompletableFuture.failedFuture(
+                    new CancellationException("attachAsync() with a token that was already cancelled"));
         }
         pool.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
         return null;
@@ -406,12 +419,11 @@ final class Attacher<K, V> {
         return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
             linked.close();
             if (failure != null) {
-                Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
                 if (pool.isClosed()) {
                     throw new CompletionException(
                             new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
                 }
-                throw new CompletionException(Timeouts.named(cause, gateName(exclusive)));
+                throw new CompletionException(Waits.named(Waits.unwrapped(failure), gateName(exclusive)));
             }
             if (pool.isClosed()) { // granted just before the close failed the waiters
                 guard.close();

@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -252,8 +251,7 @@ public final class Calls<K, V> {
                 result.complete(value);
                 return;
             }
-            Throwable cause =
-                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            Throwable cause = Waits.unwrapped(failure);
             result.completeExceptionally(fired && cause instanceof CancellationException ? timedOut : cause);
         });
         result.whenComplete((value, failure) -> {
@@ -281,11 +279,12 @@ public final class Calls<K, V> {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
         if (pool.isClosed()) {
-            return CompletableFuture.failedStage(
+            return CompletableFuture.failedFuture(
                     new PoolClosedException(pool.onClosedPool("callAsync(" + Keys.describe(key) + ")")));
         }
         if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("the token was already cancelled"));
+            return CompletableFuture.failedFuture(new CancellationException(
+                    "callAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
         CancellationSource waits = CancellationSource.linkedTo(token, closing);
         CompletableFuture<T> result = new CompletableFuture<>();
@@ -483,9 +482,8 @@ public final class Calls<K, V> {
 
     /** {@return the failure a caller sees: unwrapped, and a wait the pool's close ended as a closed pool} */
     private Throwable unwrap(Throwable failure) {
-        Throwable cause =
-                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        if (cause instanceof CancellationException && !(cause instanceof PoolClosedException) && pool.isClosed()) {
+        Throwable cause = Waits.unwrapped(failure);
+        if (cause instanceof CancellationException && pool.isClosed()) {
             return new PoolClosedException("pool '" + pool.name() + "' closed while callAsync() waited");
         }
         return cause;

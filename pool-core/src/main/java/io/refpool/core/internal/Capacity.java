@@ -239,7 +239,7 @@ final class Capacity<K, V> {
      */
     CompletionStage<Entry<K, V>> waitInLine(K key, CancellationToken token, Exits<K, V> exits) {
         if (pool.isClosed()) {
-            return CompletableFuture.failedStage(
+            return CompletableFuture.failedFuture(
                     new PoolClosedException(pool.onClosedPool("acquireAsync(" + Keys.describe(key) + ")")));
         }
         pool.hook(PoolHooks.Point.CAPACITY_JOINING);
@@ -253,7 +253,7 @@ final class Capacity<K, V> {
             });
         } catch (Throwable keyFailed) {
             linked.close();
-            return CompletableFuture.failedStage(keyFailed);
+            return CompletableFuture.failedFuture(keyFailed);
         }
         waiting.incrementAndGet();
         CompletionStage<Guard> queued;
@@ -275,12 +275,12 @@ final class Capacity<K, V> {
                         return CompletableFuture.completedStage(waiter.served()); // its reference taken for it
                     }
                     if (failure != null) {
-                        Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+                        Throwable cause = Waits.unwrapped(failure);
                         if (pool.isClosed() && cause instanceof CancellationException) {
                             throw new CompletionException(new PoolClosedException("pool '" + pool.name()
                                     + "' closed while acquireAsync(" + Keys.describe(key) + ") waited for capacity"));
                         }
-                        throw new CompletionException(Timeouts.named(
+                        throw new CompletionException(Waits.named(
                                 cause, "capacity for key " + Keys.describe(key) + " in pool '" + pool.name() + "'"));
                     }
                     return exits.granted(permit).whenComplete((handle, attemptFailure) -> {

@@ -3,7 +3,6 @@ package io.refpool.core.internal;
 import io.refpool.core.DisposalCause;
 import io.refpool.core.PoolClosedException;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
 
 /**
  * Lifecycle control on demand: {@code flush()} applies what is pending, {@code invalidate(key)}
@@ -61,10 +60,8 @@ public final class LifecycleControl<K, V> {
         int level = s.depth;
         try {
             releases.flush(s);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while flush() waited for releases another thread is"
-                    + " applying; the interrupt status is kept, and those releases are still applied");
+        } catch (InterruptedException e) { // those releases are still applied, by the thread applying them
+            throw Waits.interrupted("the releases another thread is applying in pool '" + pool.name() + "'", e);
         } finally {
             attacher.exitClosure(s, level);
         }

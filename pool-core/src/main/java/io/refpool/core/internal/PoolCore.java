@@ -275,7 +275,7 @@ public final class PoolCore<K, V> implements PoolState {
 
     /** {@code attach(Duration)} and {@code stopTheWorld(Duration)}: the gate within {@code timeout}. */
     public Attachment attachWithin(Duration timeout, boolean exclusive) {
-        return attacher.attach(CancellationToken.none(), Timeouts.positive(timeout), exclusive, false);
+        return attacher.attach(CancellationToken.none(), Waits.checked(timeout), exclusive, false);
     }
 
     /** A token cancelled before the call fails it, whether or not the gate is free. */
@@ -312,6 +312,11 @@ public final class PoolCore<K, V> implements PoolState {
             return new PooledHandle<>(handles, acquirer.retain(key, s), s);
         }
         return acquirer.acquireAttached(key, s);
+    }
+
+    /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithin}. */
+    public Handle<V> acquire(K key, Duration timeout) {
+        return acquirer.acquireWithin(key, timeout);
     }
 
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {

@@ -96,7 +96,7 @@ final class PooledHandle<K, V> implements Handle<V> {
 
     @Override
     public Guard section(Duration timeout) {
-        Timeouts.positive(timeout);
+        Waits.checked(timeout);
         checkOpen("section()");
         return Section.enterWithin(handles, entry, timeout);
     }
@@ -105,7 +105,7 @@ final class PooledHandle<K, V> implements Handle<V> {
     public CompletionStage<Guard> sectionAsync(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         if (!open) {
-            return CompletableFuture.failedStage(new IllegalStateException(
+            return CompletableFuture.failedFuture(new IllegalStateException(
                     "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
         }
         return Section.enterAsync(handles, entry, token, false);

@@ -6,12 +6,12 @@ import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.WaitTimeoutException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -140,7 +140,7 @@ final class Section {
         } catch (Throwable t) {
             handles.release(entry, null);
             if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
-                throw (RuntimeException) Timeouts.named(t, name(handles, entry));
+                throw (RuntimeException) Waits.named(t, name(handles, entry));
             }
             throw t;
         }
@@ -162,18 +162,24 @@ final class Section {
         }
     }
 
-    /** {@link #lockFor} waiting at most {@code timeout}; a free section is taken with no timer armed. */
+    /**
+     * {@link #lockFor} waiting at most {@code timeout}; a free section is taken with no timer armed,
+     * and a zero timeout does not wait.
+     */
     private Guard lockWithin(long me, Entry<?, ?> entry, Duration timeout, String pool) {
         if (lock.tryLock()) {
             holder(me);
             return null;
         }
-        CancellationSource timer = Timeouts.timer(timeout);
+        String resource = "the section of key " + Keys.describe(entry.key) + " in pool '" + pool + "'";
+        if (timeout.isZero()) {
+            throw new WaitTimeoutException(resource, timeout);
+        }
+        CancellationSource timer = Waits.timer(timeout);
         try {
             return lockFor(me, entry, timer.token());
         } catch (CancellationException e) {
-            throw Timeouts.ended(
-                    e, timer, "the section of key " + Keys.describe(entry.key) + " in pool '" + pool + "'", timeout);
+            throw Waits.ended(e, timer, resource, timeout);
         } finally {
             timer.close();
         }
@@ -210,9 +216,7 @@ final class Section {
             holder(me);
             return lockGuard;
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while waiting for the section of key "
-                    + Keys.describe(entry.key) + "; the interrupt status is kept");
+            throw Waits.interrupted("the section of key " + Keys.describe(entry.key), e);
         }
     }
 
@@ -287,19 +291,19 @@ final class Section {
     static <K, V> CompletionStage<Guard> enterAsync(
             Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, boolean forCall) {
         if (token.isCancellationRequested()) {
-            return CompletableFuture.failedStage(new CancellationException("sectionAsync() on the object of key "
+            return CompletableFuture.failedFuture(new CancellationException("sectionAsync() on the object of key "
                     + Keys.describe(entry.key) + " in pool '" + handles.name() + "' with a token that was already"
                     + " cancelled"));
         }
         long granted = forCall ? RESERVED : ASYNC;
         Section section = entry.section();
         if (!forCall && section.holder() == Thread.currentThread().getId()) {
-            return CompletableFuture.failedStage(reentry(entry));
+            return CompletableFuture.failedFuture(reentry(entry));
         }
         try {
             retain(entry);
         } catch (IllegalStateException e) {
-            return CompletableFuture.failedStage(e);
+            return CompletableFuture.failedFuture(e);
         }
         if (section.lock.tryLock()) {
             section.holder(granted);
@@ -310,8 +314,7 @@ final class Section {
         wait.whenComplete((lockGuard, failure) -> {
             if (failure != null) {
                 handles.release(entry, null);
-                result.completeExceptionally(Timeouts.named(
-                        failure instanceof CompletionException ? failure.getCause() : failure, name(handles, entry)));
+                result.completeExceptionally(Waits.named(Waits.unwrapped(failure), name(handles, entry)));
                 return;
             }
             section.holder(granted);

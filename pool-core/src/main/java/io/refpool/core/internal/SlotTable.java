@@ -5,8 +5,10 @@ import io.refpool.core.ObjectFactory;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.sync.Guard;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -147,7 +149,9 @@ final class SlotTable<K, V> {
     /**
      * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
      * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
-     * creation while holding it.
+     * creation while holding it. An interrupt ends the wait (the creation goes on) once the thread
+     * is attached again, as every blocking wait of the pool: a {@code WaitInterruptedException}
+     * with the interrupt status set.
      */
     void await(K key, Creation<K, V> creation, AttachState s) {
         if (creation.runner == Thread.currentThread()) {
@@ -162,7 +166,7 @@ final class SlotTable<K, V> {
                                     + " factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
-            attacher.detached(s, () -> creation.handle((entry, failure) -> null).join());
+            attacher.detached(s, () -> awaitDone(key, creation));
         }
         if (creation.isCompletedExceptionally()) {
             try {
@@ -171,6 +175,21 @@ final class SlotTable<K, V> {
                 throw unchecked(e.getCause());
             }
         }
+    }
+
+    /** Parks until {@code creation} is done, however it ends; returns null, for a supplier. */
+    private Void awaitDone(K key, Creation<K, V> creation) {
+        try {
+            creation.get();
+        } catch (InterruptedException e) {
+            throw Waits.interrupted(
+                    (creation.retirement ? "the disposal of the object of key " : "the creation of the object of key ")
+                            + Keys.describe(key) + " in pool '" + pool.name() + "'",
+                    e);
+        } catch (ExecutionException | CancellationException failed) {
+            // done: the caller reads the outcome
+        }
+        return null;
     }
 
     private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {

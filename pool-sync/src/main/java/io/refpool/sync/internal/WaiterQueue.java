@@ -2,9 +2,11 @@ package io.refpool.sync.internal;
 
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.WaitTimeoutException;
 import io.refpool.sync.internal.QueueHooks.Point;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -215,7 +217,10 @@ public abstract class WaiterQueue {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The contended async acquire, entered after the fast path failed.
+     * The contended async acquire, entered after the fast path failed. A wait the lock refuses
+     * ({@link #checkMayWait}) fails the returned stage: an async acquire fails only through its
+     * stage. A failed allocation of the waiter is not the call's outcome but the JVM's, and is
+     * thrown.
      *
      * @return a completed guard stage if the locked recheck won, otherwise the waiter
      */
@@ -223,7 +228,13 @@ public abstract class WaiterQueue {
         hook(Point.AFTER_FAST_PATH_FAILED);
         Waiter waiter = newWaiter(arg, null);
         registerCancellation(waiter, token);
-        if (publishOrAbandon(waiter) == Publication.ACQUIRED) {
+        Publication outcome;
+        try {
+            outcome = publishOrAbandon(waiter);
+        } catch (IllegalStateException refused) { // checkMayWait's: the wait could never end
+            return CompletableFuture.failedFuture(refused);
+        }
+        if (outcome == Publication.ACQUIRED) {
             return new ReadyGuard(this, arg);
         }
         return waiter; // queued, or cancelled by the token before publication and settled by it
@@ -291,6 +302,9 @@ public abstract class WaiterQueue {
                 // only the token cancels a blocking wait from outside (timeout and interrupt are this
                 // thread's own, and return above); a spurious wake-up can read the phase before the
                 // canceller has written the cause, so the cause is not relied on
+                if (interrupted) {
+                    Thread.currentThread().interrupt(); // the token won the race; the interrupt is kept
+                }
                 Throwable cause = waiter.cancelCause();
                 if (cause instanceof CancellationException) {
                     throw (CancellationException) cause;
@@ -323,7 +337,7 @@ public abstract class WaiterQueue {
                     afterCancel(waiter);
                     throw new InterruptedException("interrupted while waiting for " + describe());
                 }
-                interrupted = true; // the grant won; keep the interrupt for the caller
+                interrupted = true; // the grant or the token won; keep the interrupt for the caller
             }
         }
     }
@@ -740,12 +754,26 @@ public abstract class WaiterQueue {
     }
 
     /**
+     * {@code acquireBlocking(timeout)} of every front: waits in line at most {@code timeout}, zero
+     * meaning not at all.
+     *
+     * @param what names the lock and the hold in the messages of a timeout and of an interrupt
+     * @throws WaitTimeoutException if the time ran out first; nothing is held
+     */
+    public final Guard acquireGuardWithin(int arg, Duration timeout, String what) throws InterruptedException {
+        Optional<Guard> guard = tryAcquireGuard(arg, timeout, what);
+        if (guard.isEmpty()) {
+            throw new WaitTimeoutException(what, timeout); // on the waiting thread: its stack is the caller's
+        }
+        return guard.get();
+    }
+
+    /**
      * {@code tryAcquire(timeout)} of every front: waits in line at most {@code timeout}.
      *
      * @param what names the lock and the hold in the message of an interrupt before the call
      */
-    public final Optional<Guard> tryAcquireGuard(int arg, java.time.Duration timeout, String what)
-            throws InterruptedException {
+    public final Optional<Guard> tryAcquireGuard(int arg, Duration timeout, String what) throws InterruptedException {
         long nanos = timeoutNanos(timeout);
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring " + what);
@@ -772,16 +800,14 @@ public abstract class WaiterQueue {
     }
 
     /**
-     * {@return a stage already cancelled, with a cancellation naming this lock}: it reads exactly
-     * like a wait the token cancelled ({@code isCancelled()}, and {@code join()} throws the
-     * {@link CancellationException} itself), which {@link CompletableFuture#failedStage} would not:
-     * its {@code toCompletableFuture()} wraps the cause in a {@code CompletionException}.
+     * {@return a stage failed with a cancellation naming this lock}: it reads exactly like a wait
+     * the token cancelled ({@code isCancelled()}, and {@code join()} throws a
+     * {@link CancellationException}), which {@link CompletableFuture#failedStage} would not: its
+     * {@code toCompletableFuture()} wraps the cause in a {@code CompletionException}.
      */
     public final CompletionStage<Guard> cancelledStage() {
-        CompletableFuture<Guard> cancelled = new CompletableFuture<>();
-        cancelled.completeExceptionally(
+        return CompletableFuture.failedFuture(
                 new CancellationException("the token was already cancelled when acquiring " + describe()));
-        return cancelled;
     }
 
     /** Throws the cancellation a blocking acquire on an already-cancelled token reports. */
@@ -797,7 +823,7 @@ public abstract class WaiterQueue {
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
-    public static long timeoutNanos(java.time.Duration timeout) {
+    public static long timeoutNanos(Duration timeout) {
         if (timeout == null) {
             throw new NullPointerException("timeout");
         }

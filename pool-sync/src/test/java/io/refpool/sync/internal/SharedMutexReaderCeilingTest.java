@@ -2,11 +2,14 @@ package io.refpool.sync.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
@@ -34,8 +37,11 @@ class SharedMutexReaderCeilingTest {
         assertEquals(SharedSync.READERS, sync.state(), "no bit above the reader count is set");
         assertFalse(sync.tryLock());
 
-        IllegalStateException refused = assertThrows(
-                IllegalStateException.class, () -> sync.acquireAsync(SharedSync.READ, CancellationToken.none()));
+        CompletableFuture<Guard> refusedStage = // an async acquire is refused through its stage
+                sync.acquireAsync(SharedSync.READ, CancellationToken.none()).toCompletableFuture();
+        IllegalStateException refused = assertInstanceOf(
+                IllegalStateException.class,
+                assertThrows(CompletionException.class, refusedStage::join).getCause());
         assertTrue(refused.getMessage().contains(SharedSync.MAX_READERS + " readers"), refused.getMessage());
         assertEquals(SharedSync.READERS, sync.state(), "a refused acquire changes nothing");
 

@@ -1,0 +1,151 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.Handle;
+import io.refpool.core.ObjectCreationException;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.WaitInterruptedException;
+import io.refpool.sync.WaitTimeoutException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+
+/**
+ * How the pool's waits end, each way in one place: the timed forms' argument and timer, a timeout
+ * made on the waiting thread, a token's cancellation named after what was waited for, an interrupt
+ * reported unchecked with the thread's interrupt status kept, and the failure a stage reports
+ * without the wrapper its dependents add.
+ *
+ * <pre>
+ *   a wait ends by      a blocking wait throws          an async stage completes exceptionally with
+ *   its time limit      WaitTimeoutException            WaitTimeoutException (not cancelled)
+ *   a token             CancellationException, named    CancellationException, named (cancelled)
+ *   an interrupt        WaitInterruptedException,       (no thread waits)
+ *                       the interrupt status set
+ * </pre>
+ *
+ * <p>A stage the pool returns is completed with the failure itself ({@code completeExceptionally},
+ * never {@code cancel()} and never a {@link CompletionException} wrapper), so a cancelled one reads
+ * as cancelled and {@code join()} throws the same kind of exception whichever path failed it.
+ */
+final class Waits {
+    private Waits() {}
+
+    /**
+     * {@return {@code timeout}}, checked: zero means do not wait
+     *
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException naming it and its value if it is negative
+     */
+    static Duration checked(Duration timeout) {
+        IllegalArgumentException refused = refusal(timeout);
+        if (refused != null) {
+            throw refused;
+        }
+        return timeout;
+    }
+
+    /**
+     * {@return why {@code timeout} is refused, or {@code null} if it is not}: for an async wait,
+     * which fails its stage with it
+     *
+     * @throws NullPointerException if it is null: the one failure an async call throws
+     */
+    static IllegalArgumentException refusal(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return timeout.isNegative()
+                ? new IllegalArgumentException("timeout must not be negative, was " + timeout)
+                : null;
+    }
+
+    /** {@return a source whose token is cancelled after {@code timeout}}, to close when the wait ends */
+    static CancellationSource timer(Duration timeout) {
+        CancellationSource timer = new CancellationSource();
+        timer.cancelAfter(timeout);
+        return timer;
+    }
+
+    /**
+     * {@return the cancellation of a wait for {@code resource}, named after it} (the key and the
+     * pool, not the lock underneath); any other failure is returned as it is. It has no cause: from
+     * JDK 23 on, {@code join()} and {@code get()} report a stage's cancellation as the cause of a
+     * new one, and a caller finds the message in "the exception, or its cause if that is a
+     * cancellation", which a cancellation caused by another would confuse.
+     */
+    static Throwable named(Throwable failure, String resource) {
+        if (!(failure instanceof CancellationException)) {
+            return failure;
+        }
+        return new CancellationException("cancelled while waiting for " + resource);
+    }
+
+    /**
+     * {@return what to throw for {@code failure}, a cancellation that ended a wait timed by
+     * {@code timer}}: a timeout named after {@code resource} if the timer fired, otherwise
+     * {@code failure} itself. An interrupt that raced the timer stays set on the thread.
+     */
+    static RuntimeException ended(
+            CancellationException failure, CancellationSource timer, String resource, Duration timeout) {
+        return timer.isCancellationRequested() ? new WaitTimeoutException(resource, timeout) : failure;
+    }
+
+    /**
+     * {@return the exception a blocking wait for {@code resource} throws for {@code interrupt}},
+     * with the thread's interrupt status set again
+     */
+    static WaitInterruptedException interrupted(String resource, InterruptedException interrupt) {
+        Thread.currentThread().interrupt();
+        return new WaitInterruptedException(resource, interrupt);
+    }
+
+    /** Completes {@code result} with what {@code step} returns, or with what it throws. */
+    static <T> void completeWith(CompletableFuture<T> result, Supplier<? extends T> step) {
+        T value;
+        try {
+            value = step.get();
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+            return;
+        }
+        result.complete(value);
+    }
+
+    /** {@return {@code failure} without the {@link CompletionException} a dependent stage wraps it in} */
+    static Throwable unwrapped(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /**
+     * {@return the handle {@code stage} completes with}, parking until it does, with the failures
+     * a blocking wait reports: what failed the stage, thrown as it is (a checked factory failure
+     * as an {@link ObjectCreationException}); an interrupt ends the wait, closes a handle that
+     * arrives anyway, and is thrown as a {@link WaitInterruptedException} naming {@code resource}.
+     */
+    static <V> Handle<V> await(CompletionStage<Handle<V>> stage, String resource) {
+        CompletableFuture<Handle<V>> waiting = stage.toCompletableFuture();
+        try {
+            return waiting.get();
+        } catch (InterruptedException e) {
+            if (!waiting.cancel(false) && !waiting.isCompletedExceptionally()) {
+                waiting.join().close(); // granted just before the interrupt: nothing is held
+            }
+            throw interrupted(resource, e);
+        } catch (CancellationException e) { // JDK 23 and later report the stage's own as the cause of a new one
+            throw e.getCause() instanceof CancellationException ? (CancellationException) e.getCause() : e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new ObjectCreationException(
+                    "creating an object failed with " + cause.getClass().getName(), cause);
+        }
+    }
+}
