@@ -10,14 +10,12 @@ public final class Preludes {
     private Preludes() {}
 
     public static RefPool<String, LuaTenant> interpreters(Path preludes) {
-        return RefPool.builder((String tenant) -> {
-                    String prelude = Files.readString(preludes.resolve(tenant + ".lua")); // IOException: no wrapper
-                    LuaTenant lua = new LuaTenant(tenant);
-                    lua.eval(prelude);
-                    return lua;
-                })
-                .disposer(LuaTenant::close)
-                .build();
+        return RefPool.newBuilder().disposer(LuaTenant::close).build(tenant -> {
+            String prelude = Files.readString(preludes.resolve(tenant + ".lua")); // IOException: no wrapper
+            LuaTenant lua = new LuaTenant(tenant);
+            lua.eval(prelude);
+            return lua;
+        });
     }
 }
 // end::prelude-factory[]

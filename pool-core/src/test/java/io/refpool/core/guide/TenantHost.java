@@ -4,7 +4,6 @@ package io.refpool.core.guide;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
-import io.refpool.core.DisposalCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolError;
@@ -29,7 +28,7 @@ public final class TenantHost implements AutoCloseable {
     public TenantHost(Consumer<LuaTenant> onOpen) {
         interpreters = RefPool.newBuilder()
                 .name("lua") // in messages, JFR events and drainer thread names
-                .disposer((String tenant, LuaTenant lua, DisposalCause cause) -> lua.close()) // attached, once each
+                .disposer(LuaTenant::close) // attached, once each; close() may throw
                 .attachMode(AttachMode.PER_OBJECT) // the default: tenants in parallel, one thread per interpreter
                 .strictAccess(true) // get() outside its interpreter's section throws
                 .maxObjects(32) // live plus idle interpreters

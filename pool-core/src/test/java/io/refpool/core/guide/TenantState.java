@@ -13,7 +13,7 @@ public final class TenantState implements AutoCloseable {
     /** What a tenant keeps across interpreters: here, one counter. */
     private final Map<String, Long> saved = new ConcurrentHashMap<>();
 
-    private final RefPool<String, LuaTenant> interpreters = RefPool.builder((String tenant) -> {
+    private final RefPool<String, LuaTenant> interpreters = RefPool.<String, LuaTenant>builder(tenant -> {
                 LuaTenant lua = new LuaTenant(tenant);
                 lua.eval("count = " + saved.getOrDefault(tenant, 0L)); // restore
                 return lua;
