@@ -1051,11 +1051,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          * Default: off. When on, a {@code get()} costs a thread-local lookup more on a thread other
          * than the handle's opener, and in {@code PER_OBJECT} mode two acquire loads (the section
          * and its holder); {@code pool.call} hands the function the object without a handle and
-         * checks nothing. The {@code strictRequest} rows of {@code TenantBenchmark} measure it
-         * next to {@code request}: in its {@code sections} row ({@code PER_OBJECT}, {@code
-         * Handle.section()} and one {@code get()} per request) strict access cost about 7 ns per
-         * {@code get()} on a 2-core machine, 0.93× the requests per second (see
-         * docs/performance.md).
+         * checks nothing. The {@code strictRequest} rows of {@code TenantBenchmark} measure what
+         * it costs (docs/performance.md, "Per-tenant engines").
          *
          * @param strictAccess whether to check
          * @return this builder
