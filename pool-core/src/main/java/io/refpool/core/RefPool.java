@@ -714,12 +714,6 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
-     * Closes the pool: refuses new attaches and acquires, fails waiters, applies every pending
-     * release, disposes idle objects now and live ones as their last handles close, and reports
-     * handles still open to the error listener. A handle never closed keeps its object alive (with
-     * {@link LeakDetection#OFF}, for ever). Idempotent.
-     */
-    /**
      * {@link #close()}, waiting at most {@code timeout} for it to finish. {@code close()} waits for
      * every thread still attached, and so for a {@code call} whose function runs: the pool never
      * disposes an object under a running function. This form stops waiting at the limit: the pool
@@ -742,6 +736,12 @@ public final class RefPool<K, V> implements AutoCloseable {
         return core.close(timeout);
     }
 
+    /**
+     * Closes the pool: refuses new attaches and acquires, fails waiters, applies every pending
+     * release, disposes idle objects now and live ones as their last handles close, and reports
+     * handles still open to the error listener. A handle never closed keeps its object alive (with
+     * {@link LeakDetection#OFF}, for ever). Idempotent.
+     */
     @Override
     public void close() {
         core.close();

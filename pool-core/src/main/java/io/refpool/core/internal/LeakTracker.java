@@ -72,7 +72,6 @@ final class LeakTracker {
         return handle;
     }
 
-    /** The cleaner found a tracked handle of {@code entry} unreachable while open: release it, report it. */
     /** {@return whether any handle may be tracked} (false: leak detection is off) */
     boolean tracks() {
         return mode != LeakDetection.OFF;
