@@ -1,0 +1,238 @@
+package io.refpool.examples.graaljs;
+
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.PoolStats;
+import io.refpool.examples.Outcome;
+import io.refpool.testkit.TestKit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.graalvm.polyglot.proxy.ProxyExecutable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The GraalJS host end to end, with GraalJS as the referee: a context entered by two threads at once
+ * throws {@code IllegalStateException} ("Multi threaded access requested ... but is not allowed"),
+ * which would fail a request here, and a plain {@code Context.close()} refuses a context a thread
+ * runs in. On top, every request's returned count must be seen exactly once per tenant. After every
+ * test the host must close within the bound, and every context it opened must have been closed
+ * exactly once, never during a run.
+ */
+@Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class GraalJsHostTest {
+    private static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
+    private static final String INCREMENT = "globalThis.count = (globalThis.count || 0) + 1";
+    private static final Duration WAIT_LIMIT = Duration.ofSeconds(10);
+
+    private final List<JsContext> opened = new CopyOnWriteArrayList<>();
+    /** Scripts call {@code rendezvous()} to wait until this many scripts are inside their contexts at once. */
+    private volatile CyclicBarrier rendezvous = new CyclicBarrier(1);
+    /** Scripts call {@code entered()} to say they are running. */
+    private final CountDownLatch entered = new CountDownLatch(1);
+
+    private GraalJsHost host;
+
+    private GraalJsHost startHost(Duration runLimit) {
+        host = new GraalJsHost(WAIT_LIMIT, runLimit, js -> {
+            opened.add(js);
+            js.define("rendezvous", (ProxyExecutable) arguments -> {
+                try {
+                    rendezvous.await(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    throw new AssertionError("scripts of different tenants did not run at once", e);
+                }
+                return null;
+            });
+            js.define("entered", (ProxyExecutable) arguments -> {
+                entered.countDown();
+                return null;
+            });
+        });
+        return host;
+    }
+
+    @AfterEach
+    void everyContextIsClosedExactlyOnceAndNeverDuringARun() {
+        assertTrue(host.close(BOUND), "the host closed within " + BOUND);
+        for (JsContext js : opened) {
+            assertEquals(1, js.closes(), js + ": closed exactly once");
+            assertFalse(js.closedDuringACall(), js + ": closed while a run was in it");
+            assertEquals(0, js.overlaps(), js + ": two threads were inside it at once");
+        }
+        PoolStats stats = host.stats();
+        assertEquals(opened.size(), stats.creations(), "the pool created every context the host saw");
+        assertEquals(stats.creations(), stats.disposals(), "and disposed of each");
+    }
+
+    @Test
+    void tenantsRunInParallelOnPlatformThreadsWithoutMultiThreadedAccess() throws Exception {
+        startHost(Duration.ofSeconds(10));
+        differentTenantsAreInsideAtOnce(Executors.newFixedThreadPool(TENANTS.size()));
+        incrementsAreSeenExactlyOnce(Executors.newFixedThreadPool(8), 8, 100);
+    }
+
+    @Test
+    void tenantsRunInParallelOnVirtualThreadsWithoutMultiThreadedAccess() throws Throwable {
+        startHost(Duration.ofSeconds(10));
+        differentTenantsAreInsideAtOnce(TestKit.virtualThreadPerTaskExecutorOrNull());
+        incrementsAreSeenExactlyOnce(TestKit.virtualThreadPerTaskExecutorOrNull(), 200, 4);
+    }
+
+    @Test
+    void aScriptErrorKeepsTheContextAndItsState() {
+        startHost(Duration.ofSeconds(10));
+        assertEquals(new Outcome.Value("1"), host.run("tenant-0", INCREMENT));
+        assertEquals(
+                new Outcome.ScriptError("Error: a plugin bug"),
+                host.run("tenant-0", "throw new Error('a plugin bug')"));
+        assertEquals(new Outcome.Value("2"), host.run("tenant-0", INCREMENT));
+        assertEquals(1, opened.size(), "one context served every request");
+    }
+
+    @Test
+    void aContextWhoseGlobalsAPluginCorruptedIsRetiredAndOtherTenantsKeepTheirs() {
+        startHost(Duration.ofSeconds(10));
+        for (String tenant : List.of("tenant-a", "tenant-b")) {
+            host.run(tenant, INCREMENT);
+            host.run(tenant, INCREMENT);
+        }
+        JsContext corrupted = contextOf("tenant-a");
+
+        // the sentinel breaks every later script that uses JSON
+        assertEquals(new Outcome.Corrupted("JSON"), host.run("tenant-a", "count++; JSON = 'gone'; count"));
+        eventually().alias("the corrupted context is closed").until(() -> corrupted.closes() == 1);
+
+        assertEquals(new Outcome.Value("{\"ok\":true}"), host.run("tenant-a", "JSON.stringify({ ok: true })"));
+        assertEquals(new Outcome.Value("undefined"), host.run("tenant-a", "globalThis.count"), "a fresh context");
+        assertEquals(new Outcome.Value("3"), host.run("tenant-b", INCREMENT), "tenant-b kept its context");
+        assertEquals(0, contextOf("tenant-b").closes());
+
+        // one level into the globals' objects, too
+        assertEquals(new Outcome.Corrupted("Math.max"), host.run("tenant-a", "Math.max = () => 0"));
+        assertEquals(new Outcome.Value("7"), host.run("tenant-a", "Math.max(3, 7)"));
+        assertEquals(4, opened.size(), "tenant-a's third context; tenant-b's first");
+    }
+
+    @Test
+    void anEndlessLoopIsInterruptedAtItsRunLimitAndTheHostKeepsServing() throws Exception {
+        Duration runLimit = Duration.ofMillis(500);
+        startHost(runLimit);
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT));
+        JsContext runaway = contextOf("tenant-a");
+
+        TestKit.Forked<Outcome> loop =
+                TestKit.fork("runaway", () -> host.run("tenant-a", "entered(); while (true) {}"));
+        assertTrue(entered.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        // while it loops: another tenant is served, and a request for its own tenant waits in line
+        assertEquals(new Outcome.Value("1"), host.run("tenant-b", INCREMENT));
+        TestKit.Forked<Outcome> queued = TestKit.fork("queued", () -> host.run("tenant-a", "globalThis.count"));
+
+        assertEquals(new Outcome.TimedOut(runLimit), loop.join());
+        assertEquals(new Outcome.Value("undefined"), queued.join(), "the queued request ran in a fresh context");
+        eventually().alias("the runaway's context is closed").until(() -> runaway.closes() == 1);
+
+        // a try/catch around the loop does not catch the interrupt
+        assertEquals(
+                new Outcome.TimedOut(runLimit),
+                host.run("tenant-a", "while (true) { try { while (true) {} } catch (e) {} }"));
+        assertEquals(new Outcome.Value("2"), host.run("tenant-b", INCREMENT), "tenant-b kept its context");
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "the host keeps serving tenant-a");
+    }
+
+    /** One script per tenant waits inside its context until all of them are inside theirs. */
+    private void differentTenantsAreInsideAtOnce(ExecutorService threads) throws Exception {
+        rendezvous = new CyclicBarrier(TENANTS.size());
+        List<CompletableFuture<Outcome>> runs = new ArrayList<>();
+        for (String tenant : TENANTS) {
+            runs.add(CompletableFuture.supplyAsync(() -> host.run(tenant, "rendezvous(); 'met'"), threads));
+        }
+        for (CompletableFuture<Outcome> run : runs) {
+            assertEquals(new Outcome.Value("met"), run.get(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        }
+        shutDown(threads);
+    }
+
+    /**
+     * {@code tasks} plugins on {@code threads} send {@code requests} increments each, round the
+     * tenants; each tenant must return every count from 1 to its number of requests exactly once.
+     */
+    private void incrementsAreSeenExactlyOnce(ExecutorService threads, int tasks, int requests) throws Exception {
+        Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
+        List<CompletableFuture<Void>> plugins = new ArrayList<>();
+        for (int t = 0; t < tasks; t++) {
+            int plugin = t;
+            plugins.add(CompletableFuture.runAsync(
+                    () -> {
+                        for (int r = 0; r < requests; r++) {
+                            String tenant = TENANTS.get((plugin + r) % TENANTS.size());
+                            Outcome outcome = host.run(tenant, INCREMENT); // a second thread inside would throw
+                            if (!(outcome instanceof Outcome.Value value)) {
+                                throw new AssertionError(tenant + ": " + outcome);
+                            }
+                            seen.computeIfAbsent(tenant, unused -> new CopyOnWriteArrayList<>())
+                                    .add(Integer.parseInt(value.text()));
+                        }
+                    },
+                    threads));
+        }
+        CompletableFuture.allOf(plugins.toArray(CompletableFuture[]::new)).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        shutDown(threads);
+
+        int perTenant = tasks * requests / TENANTS.size();
+        for (String tenant : TENANTS) {
+            List<Integer> counts = seen.get(tenant);
+            assertEquals(perTenant, counts.size(), tenant + ": requests answered");
+            Map<Integer, Long> returned =
+                    counts.stream().collect(Collectors.groupingBy(count -> count, Collectors.counting()));
+            List<Integer> lost = IntStream.rangeClosed(1, perTenant)
+                    .filter(count -> !returned.containsKey(count))
+                    .boxed()
+                    .toList();
+            List<Integer> repeated = returned.entrySet().stream()
+                    .filter(count -> count.getValue() > 1)
+                    .map(Map.Entry::getKey)
+                    .sorted()
+                    .toList();
+            assertTrue(
+                    lost.isEmpty() && repeated.isEmpty(),
+                    tenant + ": each count from 1 to " + perTenant + " returned exactly once; never returned: " + lost
+                            + ", returned more than once: " + repeated);
+            assertEquals(new Outcome.Value(String.valueOf(perTenant)), host.run(tenant, "globalThis.count"));
+        }
+    }
+
+    /** {@return the context the host opened last for {@code tenant}} */
+    private JsContext contextOf(String tenant) {
+        JsContext last = null;
+        for (JsContext js : opened) {
+            if (js.tenant().equals(tenant)) {
+                last = js;
+            }
+        }
+        assertTrue(last != null, "no context was opened for " + tenant);
+        return last;
+    }
+
+    private static void shutDown(ExecutorService threads) throws InterruptedException {
+        threads.shutdown();
+        assertTrue(threads.awaitTermination(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+    }
+}
