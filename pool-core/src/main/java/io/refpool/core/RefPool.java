@@ -484,7 +484,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <T> CompletionStage<T> callAsync(
             K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
-        return core.calls().callAsync(key, token, fn);
+        return core.asyncCalls().callAsync(key, token, fn);
     }
 
     /**
@@ -509,7 +509,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <T> CompletionStage<T> callAsync(
             K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
-        return core.calls().callAsyncWithin(key, timeout, fn);
+        return core.asyncCalls().callAsyncWithin(key, timeout, fn);
     }
 
     /** {@return whether the calling thread is attached to this pool} */

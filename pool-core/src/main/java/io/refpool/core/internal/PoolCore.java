@@ -97,6 +97,7 @@ public final class PoolCore<K, V> implements PoolState {
     private final Handles<K, V> handles;
     private final Acquirer<K, V> acquirer;
     private final Calls<K, V> calls;
+    private final AsyncCalls<K, V> asyncCalls;
     private final LifecycleControl<K, V> control;
     private final PoolReadings readings;
 
@@ -152,7 +153,8 @@ public final class PoolCore<K, V> implements PoolState {
                 attachMode,
                 config.defaultWait());
         this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
-        this.calls = new Calls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
+        this.calls = new Calls<>(this, attacher, acquirer, handles);
+        this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
     }
 
@@ -294,6 +296,10 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /** {@return the closure API: call, callAsync, attached} */
+    public AsyncCalls<K, V> asyncCalls() {
+        return asyncCalls;
+    }
+
     public Calls<K, V> calls() {
         return calls;
     }
