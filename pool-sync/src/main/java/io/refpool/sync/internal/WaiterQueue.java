@@ -469,10 +469,6 @@ public abstract class WaiterQueue {
     }
 
     /**
-     * The contended release of a guard's share: under the queue lock, give {@code arg} back and
-     * assign the resource to the eligible head waiters in one CAS; grant them after unlocking.
-     */
-    /**
      * Releases a hold of {@code arg} after the caller's fast CAS missed: refused by
      * {@link #released} (or {@link #releasedRaw} for a hold taken without a guard) if it is not held
      * so, changing nothing; handed to the head waiter if anyone is queued.
