@@ -141,6 +141,48 @@ class InterrupterTest {
     }
 
     @Test
+    void aCallWhoseInterrupterStillRunsKeepsItsObjectAndSectionUntilItReturns() throws Exception {
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            engine.stop();
+            assertTrue(mayReturn.await(BOUND_SECONDS, TimeUnit.SECONDS));
+            return Interrupter.Outcome.KEEP;
+        });
+        Engine engine = pool.call("k", e -> e);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause returned = hooks.pause(Point.FUNCTION_RETURNED, null);
+        CancellationSource source = new CancellationSource();
+        CompletableFuture<String> call =
+                pool.callAsync("k", source.token(), Engine::runaway).toCompletableFuture();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        Thread canceller = new Thread(source::cancel); // runs the interrupter, which waits for mayReturn
+        canceller.start();
+        returned.awaitArrival(); // the function threw the engine's failure
+        returned.proceed();
+
+        assertThrows(
+                java.util.concurrent.TimeoutException.class,
+                () -> call.get(200, TimeUnit.MILLISECONDS),
+                "the call waits for its interrupter");
+        try (Attachment attached = pool.attach();
+                Handle<Engine> handle = pool.acquire("k")) {
+            assertThrows(
+                    io.refpool.sync.WaitTimeoutException.class,
+                    () -> handle.section(Duration.ZERO),
+                    "its section is still held");
+        }
+        mayReturn.countDown();
+        ExecutionException failure =
+                assertThrows(ExecutionException.class, () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(failure.getCause() instanceof EngineStopped);
+        canceller.join();
+        assertEquals(1, interrupts.get());
+        pool.close();
+    }
+
+    @Test
     void aTokenCancelledWhileTheFunctionRunsInterruptsItOnTheCancellingThread() throws Exception {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
         Engine engine = pool.call("k", e -> e);

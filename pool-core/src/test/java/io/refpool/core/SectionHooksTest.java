@@ -79,6 +79,20 @@ class SectionHooksTest {
     }
 
     @Test
+    void aTwoKeyCallRunsTheHooksOfBothSectionsNested() {
+        RefPool<String, Object> pool = pool();
+        pool.call("a", o -> o);
+        pool.call("b", o -> o);
+        events.clear();
+        pool.call("b", "a", (b, a) -> fn("ab"));
+        assertEquals(
+                List.of(on("enter", "a"), on("enter", "b"), on("fn", "ab"), on("leave", "b"), on("leave", "a")),
+                events,
+                "in creation order, whatever order the keys are named in");
+        pool.close();
+    }
+
+    @Test
     void aHandlesSectionRunsEnterAtEntryAndLeaveAtItsClose() {
         RefPool<String, Object> pool = pool();
         try (Attachment attached = pool.attach();
