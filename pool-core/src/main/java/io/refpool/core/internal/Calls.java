@@ -111,8 +111,8 @@ public final class Calls<K, V> {
     /**
      * {@link #apply} with the pool's {@link RunControl}: the section (within {@code wait} if not
      * null) and its hooks, and the function marked running for the interrupter, timed to {@code
-     * deadlineNanos} if {@code timed}. The order: section taken, enter, fn, leave, the interrupter
-     * settled (waited for if it started, its outcome applied), section released.
+     * deadlineNanos} if {@code timed}. The order: section taken, enter, fn, the interrupter settled
+     * (waited for if it started, its outcome applied), leave, section released.
      */
     private <T, E extends Exception> T applyControlled(
             Entry<K, V> entry,
