@@ -41,5 +41,10 @@ public enum DisposalCause {
      * The factory made it, but the pool could not publish it (the key's {@code hashCode} or
      * {@code equals} threw): nobody ever held it.
      */
-    CREATION_FAILED
+    CREATION_FAILED,
+    /**
+     * The pool's {@link Interrupter} stopped a call running on it and asked to retire it (or threw);
+     * disposed when the call, and every other holder, let go.
+     */
+    INTERRUPTED
 }

@@ -65,7 +65,14 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * A reference was released that nobody held (a count already at zero, or disposed): a
          * defect of the pool, never of its caller; the release was not applied.
          */
-        REFCOUNT_DOUBLE_RELEASE
+        REFCOUNT_DOUBLE_RELEASE,
+        /** The pool's {@link Interrupter} threw; the object was retired. */
+        INTERRUPTER_FAILED,
+        /**
+         * A {@link SectionHooks} hook threw. From {@code enter}: the section was left free and the
+         * caller got the exception too; from {@code leave}: the section was released anyway.
+         */
+        SECTION_HOOK_FAILED
     }
 
     /**

@@ -345,9 +345,11 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * {@link #call(Object, PoolFunction)} that waits at most {@code timeout} for everything it waits
      * for: capacity (in line, as {@link #acquire(Object, Duration)} does, with the calling thread's
-     * attachment suspended meanwhile), a creation under way, the gate and the object's section. The
-     * limit bounds the waits, never the function: once {@code fn} runs, it runs to its end (a
-     * function that may not return needs the engine's own means to stop it).
+     * attachment suspended meanwhile), a creation under way, the gate and the object's section.
+     * Without an {@linkplain Builder#interrupter interrupter} the limit bounds the waits, never the
+     * function: once {@code fn} runs, it runs to its end. With one, the pool calls it if {@code fn}
+     * still runs when the limit passes; {@code fn} then sees the engine's own failure, which this
+     * call throws.
      *
      * <pre>{@code
      * String out = pool.call("tenant-7", Duration.ofSeconds(2), session -> session.query("select 1"));
@@ -370,9 +372,8 @@ public final class RefPool<K, V> implements AutoCloseable {
             throws E {
         Objects.requireNonNull(fn, "fn");
         long started = System.nanoTime();
-        try (Handle<V> handle = acquire(key, timeout)) { // checks key and timeout
-            return core.calls().callWithin(handle, started + saturatedNanos(timeout), fn);
-        }
+        Handle<V> handle = acquire(key, timeout); // checks key and timeout
+        return core.calls().callWithin(handle, started + saturatedNanos(timeout), fn); // closes the handle
     }
 
     /**
@@ -466,7 +467,11 @@ public final class RefPool<K, V> implements AutoCloseable {
      * section, then runs {@code fn} attached on the pool's call executor ({@link
      * Builder#callExecutor}) and releases everything when it returns or throws; a checked exception
      * it throws fails the stage. Every failure goes through the stage; a caller
-     * that cancels or completes the returned future itself ends the wait, and nothing is kept.
+     * that cancels or completes the returned future itself ends the wait, and nothing is kept. With
+     * an {@linkplain Builder#interrupter interrupter}, a {@code token} cancelled while {@code fn}
+     * runs interrupts it (on the cancelling thread), and the stage fails with what {@code fn}
+     * then throws; a token cancelled after the waits but before {@code fn} started fails the stage
+     * with a {@link java.util.concurrent.CancellationException}, and {@code fn} does not run.
      *
      * <pre>{@code
      * pool.callAsync("tenant-7", token, session -> session.query("select 1"))
@@ -490,8 +495,10 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * {@link #callAsync(Object, CancellationToken, PoolFunction)} whose waits end after {@code
      * timeout}: the stage then fails with a {@link io.refpool.sync.WaitTimeoutException} that names
-     * the key and the pool. The limit bounds the waits, never the function: a function that started
-     * runs to its end. A zero timeout takes only what is free at once.
+     * the key and the pool. Without an {@linkplain Builder#interrupter interrupter} the limit bounds
+     * the waits, never the function: a function that started runs to its end. With one, the
+     * interrupter is called if the function still runs at the limit, and the stage fails with what
+     * the function then throws. A zero timeout takes only what is free at once.
      *
      * <pre>{@code
      * pool.callAsync("tenant-7", Duration.ofSeconds(2), session -> session.query("select 1"))
@@ -719,7 +726,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * disposes an object under a running function. This form stops waiting at the limit: the pool
      * is closed to newcomers at once either way, and if threads are still attached the close goes
      * on, on a thread of its own, and finishes (disposing the remaining idle objects) when the last
-     * of them leaves. A running call is not stopped; its object is disposed after it returns.
+     * of them leaves. At the limit, the pool's {@linkplain Builder#interrupter interrupter}, if
+     * set, is called (on this thread) for every call whose function still runs; without one, a
+     * running call is not stopped. Either way its object is disposed after it returns.
      *
      * <pre>{@code
      * if (!pool.close(Duration.ofSeconds(5))) {
@@ -789,6 +798,8 @@ public final class RefPool<K, V> implements AutoCloseable {
         private String name;
         private boolean strictAccess;
         private Duration defaultWait;
+        private Interrupter<? super K, ? super V> interrupter;
+        private SectionHooks<? super K, ? super V> sectionHooks;
 
         private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -835,6 +846,72 @@ public final class RefPool<K, V> implements AutoCloseable {
             Objects.requireNonNull(disposer, "disposer");
             Builder<K1, V1> self = (Builder<K1, V1>) this;
             self.disposer = disposer;
+            return self;
+        }
+
+        /**
+         * Sets what stops a call that runs too long: with it, the limit of {@code call(key,
+         * timeout, fn)}, {@code run(key, timeout, action)} and {@code callAsync(key, timeout, fn)}
+         * bounds the whole call, function included, and a {@code callAsync} whose token is
+         * cancelled while its function runs is stopped too; {@link RefPool#close(Duration)} stops
+         * the calls still running at its limit. The pool calls the interrupter (once per call, on
+         * the timer's, the cancelling or the closing thread) while the function still runs, and
+         * retires the object after the call if it answers {@link Interrupter.Outcome#RETIRE}; see
+         * {@link Interrupter} for the contract. The same limit, rather than a separate run limit,
+         * because a caller who writes {@code call(key, 2 s, fn)} means "an answer within two
+         * seconds": time lost waiting for the section is time the function no longer has. Without
+         * an interrupter the limit bounds only the waits, and no timer is armed while a function
+         * runs. Default: none. The two-key {@code call} is not interrupted.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+         *         .interrupter((tenant, session) -> {
+         *             session.close();
+         *             return Interrupter.Outcome.RETIRE;
+         *         })
+         *         .build();
+         * }</pre>
+         *
+         * @param interrupter the interrupter
+         * @param <K1> the key type, narrowed to what {@code interrupter} takes
+         * @param <V1> the object type, narrowed to what {@code interrupter} takes
+         * @return this builder
+         * @throws NullPointerException if {@code interrupter} is null
+         */
+        @SuppressWarnings("unchecked") // narrows the builder's own type parameters, as Caffeine's does
+        public <K1 extends K, V1 extends V> Builder<K1, V1> interrupter(
+                Interrupter<? super K1, ? super V1> interrupter) {
+            Objects.requireNonNull(interrupter, "interrupter");
+            Builder<K1, V1> self = (Builder<K1, V1>) this;
+            self.interrupter = interrupter;
+            return self;
+        }
+
+        /**
+         * Sets hooks run when a thread takes an object's section and when it leaves it: around the
+         * function of {@code call}, {@code run} and {@code callAsync} in {@link AttachMode#PER_OBJECT}
+         * mode, and around {@link Handle#section()} and {@link Handle#sectionAsync} in any mode; see
+         * {@link SectionHooks} for where they run and what a failure does. Default: none.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+         *         .sectionHooks(SectionHooks.of(
+         *                 (String tenant, Session s) -> s.ping(), (String tenant, Session s) -> s.refresh()))
+         *         .build();
+         * }</pre>
+         *
+         * @param sectionHooks the hooks
+         * @param <K1> the key type, narrowed to what the hooks take
+         * @param <V1> the object type, narrowed to what the hooks take
+         * @return this builder
+         * @throws NullPointerException if {@code sectionHooks} is null
+         */
+        @SuppressWarnings("unchecked") // narrows the builder's own type parameters, as Caffeine's does
+        public <K1 extends K, V1 extends V> Builder<K1, V1> sectionHooks(
+                SectionHooks<? super K1, ? super V1> sectionHooks) {
+            Objects.requireNonNull(sectionHooks, "sectionHooks");
+            Builder<K1, V1> self = (Builder<K1, V1>) this;
+            self.sectionHooks = sectionHooks;
             return self;
         }
 
@@ -1104,6 +1181,7 @@ public final class RefPool<K, V> implements AutoCloseable {
             return ((Builder<K1, V1>) this).build(factory, (Disposer<? super K1, ? super V1>) disposer);
         }
 
+        @SuppressWarnings("unchecked") // K1 and V1 narrow K and V, as the disposer's do
         private <K1, V1> RefPool<K1, V1> build(
                 ObjectFactory<? super K1, ? extends V1> factory, Disposer<? super K1, ? super V1> disposer) {
             return new RefPool<>(new PoolCore<>(new PoolSettings<K1, V1>(
@@ -1121,7 +1199,9 @@ public final class RefPool<K, V> implements AutoCloseable {
                     leakSampleInterval,
                     strictAccess,
                     name != null ? name : "refpool-" + UNNAMED.incrementAndGet(),
-                    defaultWait)));
+                    defaultWait,
+                    (Interrupter<? super K1, ? super V1>) interrupter,
+                    (SectionHooks<? super K1, ? super V1>) sectionHooks)));
         }
     }
 }

@@ -57,6 +57,8 @@ public final class AsyncCalls<K, V> {
     private final boolean sections;
     /** Where {@code callAsync} functions run. */
     private final Executor executor;
+    /** The interrupter and section hooks, or {@code null} if neither is set. */
+    private final RunControl<K, V> runs;
 
     AsyncCalls(
             PoolState pool,
@@ -72,6 +74,7 @@ public final class AsyncCalls<K, V> {
         this.handles = handles;
         this.sections = handles.attachMode() == AttachMode.PER_OBJECT;
         this.executor = executor;
+        this.runs = handles.runs;
     }
 
     /**
@@ -159,7 +162,7 @@ public final class AsyncCalls<K, V> {
             } else if (result.isDone()) {
                 handles.release(entry, null);
             } else {
-                holdGate(entry, waits.token(), fn, result);
+                holdGate(entry, waits.token(), token, fn, result);
             }
         });
         return result;
@@ -168,6 +171,7 @@ public final class AsyncCalls<K, V> {
     private <T> void holdGate(
             Entry<K, V> entry,
             CancellationToken token,
+            CancellationToken callerToken,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             CompletableFuture<T> result) {
         attacher.holdGate(token, false).whenComplete((gate, failure) -> {
@@ -178,7 +182,7 @@ public final class AsyncCalls<K, V> {
                 gate.close();
                 handles.release(entry, null);
             } else if (!sections) {
-                new AsyncRun<>(entry, gate, null, fn, result).dispatch();
+                new AsyncRun<>(entry, gate, null, callerToken, fn, result).dispatch();
             } else {
                 Section.enterAsync(handles, entry, token, true).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
@@ -186,7 +190,7 @@ public final class AsyncCalls<K, V> {
                         handles.release(entry, null);
                         result.completeExceptionally(unwrap(sectionFailure));
                     } else {
-                        new AsyncRun<>(entry, gate, (Section.Held<?, ?>) section, fn, result).dispatch();
+                        new AsyncRun<>(entry, gate, (Section.Held<?, ?>) section, callerToken, fn, result).dispatch();
                     }
                 });
             }
@@ -203,6 +207,9 @@ public final class AsyncCalls<K, V> {
 
         private final Guard gate;
         private final Section.Held<?, ?> section;
+        /** The caller's token: cancelled while the function runs, it interrupts the function. */
+        private final CancellationToken token;
+
         private final PoolFunction<? super V, ? extends T, ? extends Exception> fn;
         private final CompletableFuture<T> result;
         /** The thread handing the task over, while it does. */
@@ -212,11 +219,13 @@ public final class AsyncCalls<K, V> {
                 Entry<K, V> entry,
                 Guard gate,
                 Section.Held<?, ?> section,
+                CancellationToken token,
                 PoolFunction<? super V, ? extends T, ? extends Exception> fn,
                 CompletableFuture<T> result) {
             this.entry = entry;
             this.gate = gate;
             this.section = section;
+            this.token = token;
             this.fn = fn;
             this.result = result;
         }
@@ -248,7 +257,7 @@ public final class AsyncCalls<K, V> {
                 releaseAll();
                 return;
             }
-            AsyncCalls.this.run(entry, gate, section, fn, result);
+            AsyncCalls.this.run(entry, gate, section, token, fn, result);
         }
 
         private void moveToOwnThread() {
@@ -256,7 +265,7 @@ public final class AsyncCalls<K, V> {
                 if (result.isDone()) {
                     releaseAll();
                 } else {
-                    AsyncCalls.this.run(entry, gate, section, fn, result);
+                    AsyncCalls.this.run(entry, gate, section, token, fn, result);
                 }
             };
             try {
@@ -287,11 +296,17 @@ public final class AsyncCalls<K, V> {
         }
     }
 
-    /** Runs {@code fn} attached through {@code gate}, then releases section, reference and gate. */
+    /**
+     * Runs {@code fn} attached through {@code gate}, then releases section, reference and gate. With
+     * a {@link RunControl}: the section's hooks around it on this thread, and {@code fn} marked
+     * running for the interrupter, which {@code token} cancelled calls; a token cancelled before
+     * {@code fn} started fails the call instead.
+     */
     private <T> void run(
             Entry<K, V> entry,
             Guard gate,
             Section.Held<?, ?> section,
+            CancellationToken token,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             CompletableFuture<T> result) {
         T value;
@@ -300,6 +315,9 @@ public final class AsyncCalls<K, V> {
                 try {
                     if (section != null) {
                         section.runningOn(Thread.currentThread());
+                    }
+                    if (runs != null) {
+                        return applyControlled(entry, section != null, token, fn);
                     }
                     return fn.apply(entry.value);
                 } catch (RuntimeException | Error unchecked) {
@@ -321,6 +339,34 @@ public final class AsyncCalls<K, V> {
             return;
         }
         result.complete(value);
+    }
+
+    /** The part of {@link #run} a {@link RunControl} adds: hooks if {@code inSection}, the interrupter's mark. */
+    private <T> T applyControlled(
+            Entry<K, V> entry,
+            boolean inSection,
+            CancellationToken token,
+            PoolFunction<? super V, ? extends T, ? extends Exception> fn)
+            throws Exception {
+        if (token.isCancellationRequested()) { // the caller gave up after the waits: fn never starts
+            throw new CancellationException("callAsync(" + Keys.describe(entry.key) + ") in pool '" + pool.name()
+                    + "': its token was cancelled before the function started");
+        }
+        if (inSection) {
+            runs.enter(entry); // a failure: the section is released by the caller, and the call fails with it
+        }
+        try {
+            RunControl<K, V>.Run run = runs.started(entry, token, false, 0L);
+            try {
+                return fn.apply(entry.value);
+            } finally {
+                runs.returned(run);
+            }
+        } finally {
+            if (inSection) {
+                runs.leave(entry);
+            }
+        }
     }
 
     /** A checked exception of a {@code callAsync} function, on its way to the stage. */

@@ -36,6 +36,8 @@ public final class Calls<K, V> {
     private final Acquirer<K, V> acquirer;
     private final Handles<K, V> handles;
     private final boolean sections;
+    /** The interrupter and section hooks, or {@code null} if neither is set. */
+    private final RunControl<K, V> runs;
 
     Calls(PoolState pool, Attacher<K, V> attacher, Acquirer<K, V> acquirer, Handles<K, V> handles) {
         this.pool = pool;
@@ -43,6 +45,7 @@ public final class Calls<K, V> {
         this.acquirer = acquirer;
         this.handles = handles;
         this.sections = handles.attachMode() == AttachMode.PER_OBJECT;
+        this.runs = handles.runs;
     }
 
     public <T, E extends Exception> T attached(AttachedWork<? extends T, E> work) throws E {
@@ -94,12 +97,56 @@ public final class Calls<K, V> {
 
     /** Runs {@code fn} on the object of {@code entry}, which the caller holds, in its section if the mode says so. */
     private <T, E extends Exception> T apply(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        if (runs != null) {
+            return applyControlled(entry, fn, handles.defaultWait, false, 0L);
+        }
         if (!sections) {
             return fn.apply(entry.value);
         }
         return handles.defaultWait == null
                 ? Section.apply(entry, fn)
                 : Section.apply(entry, fn, handles.defaultWait, pool.name());
+    }
+
+    /**
+     * {@link #apply} with the pool's {@link RunControl}: the section (within {@code wait} if not
+     * null) and its hooks, and the function marked running for the interrupter, timed to {@code
+     * deadlineNanos} if {@code timed}. The order: section taken, enter, fn, the interrupter settled
+     * (waited for if it started, its outcome applied), leave, section released.
+     */
+    private <T, E extends Exception> T applyControlled(
+            Entry<K, V> entry,
+            PoolFunction<? super V, ? extends T, E> fn,
+            Duration wait,
+            boolean timed,
+            long deadlineNanos)
+            throws E {
+        if (!sections) {
+            return runControlled(entry, fn, timed, deadlineNanos);
+        }
+        Section section = entry.section();
+        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool.name());
+        try {
+            runs.enter(entry); // a failure: the section is released below, and the call fails with it
+            try {
+                return runControlled(entry, fn, timed, deadlineNanos);
+            } finally {
+                runs.leave(entry);
+            }
+        } finally {
+            section.unlock(lockGuard);
+        }
+    }
+
+    /** Runs {@code fn} marked running for the interrupter, if the pool has one. */
+    private <T, E extends Exception> T runControlled(
+            Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn, boolean timed, long deadlineNanos) throws E {
+        RunControl<K, V>.Run run = runs.started(entry, CancellationToken.none(), timed, deadlineNanos);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            runs.returned(run);
+        }
     }
 
     /**
@@ -112,7 +159,15 @@ public final class Calls<K, V> {
                 ? section.enter(entry)
                 : section.enterWithin(entry, handles.defaultWait, pool.name());
         try {
-            return work.get();
+            if (runs == null) {
+                return work.get();
+            }
+            runs.enter(entry);
+            try {
+                return work.get();
+            } finally {
+                runs.leave(entry);
+            }
         } finally {
             section.unlock(lockGuard);
         }
@@ -165,19 +220,34 @@ public final class Calls<K, V> {
 
     /**
      * {@code pool.call(key, timeout, fn)} once the handle is acquired within the limit: attaches
-     * and takes the section within what is left of it, then runs {@code fn}. The limit bounds the
-     * waits, never the function.
+     * and takes the section within what is left of it, then runs {@code fn}, and closes the handle
+     * inside the attachment, so its release is applied at once. Without an interrupter the limit
+     * bounds the waits, never the function; with one, it bounds the function too.
      */
     @SuppressWarnings({"unchecked", "try"}) // every handle this pool opens is a PooledHandle; scopes held, not used
     public <T, E extends Exception> T callWithin(
             Handle<V> handle, long deadlineNanos, PoolFunction<? super V, ? extends T, E> fn) throws E {
         Entry<K, V> entry = ((PooledHandle<K, V>) handle).entry();
-        try (Attachment attachment = attacher.attach(CancellationToken.none(), left(deadlineNanos), false, false)) {
-            if (!sections) {
-                return fn.apply(entry.value);
-            }
-            try (Guard section = Section.enterWithin(handles, entry, left(deadlineNanos))) {
-                return fn.apply(entry.value);
+        Attachment attachment;
+        try {
+            attachment = attacher.attach(CancellationToken.none(), left(deadlineNanos), false, false);
+        } catch (Throwable t) {
+            handle.close();
+            throw t;
+        }
+        try (attachment) {
+            try {
+                if (runs != null) {
+                    return applyControlled(entry, fn, left(deadlineNanos), true, deadlineNanos);
+                }
+                if (!sections) {
+                    return fn.apply(entry.value);
+                }
+                try (Guard section = Section.enterWithin(handles, entry, left(deadlineNanos))) {
+                    return fn.apply(entry.value);
+                }
+            } finally {
+                handle.close(); // attached: applied at once
             }
         }
     }

@@ -27,6 +27,8 @@ final class Handles<K, V> {
     private final EndOfLife<K, V> endOfLife;
     /** Retires a held object: {@code Handle.invalidate()}. */
     private final LifecycleControl<K, V> control;
+    /** The interrupter and section hooks, or {@code null} if neither is set. */
+    final RunControl<K, V> runs;
 
     private final LeakTracker leaks;
     /** Leak detection is off: no handle is tracked. */
@@ -44,6 +46,7 @@ final class Handles<K, V> {
             DeferredReleases<K, V> releases,
             EndOfLife<K, V> endOfLife,
             LifecycleControl<K, V> control,
+            RunControl<K, V> runs,
             LeakTracker leaks,
             boolean strictAccess,
             AttachMode attachMode,
@@ -54,6 +57,7 @@ final class Handles<K, V> {
         this.releases = releases;
         this.endOfLife = endOfLife;
         this.control = control;
+        this.runs = runs;
         this.leaks = leaks;
         this.untracked = !leaks.tracks();
         this.strictAccess = strictAccess;
@@ -101,6 +105,9 @@ final class Handles<K, V> {
         try {
             if (attachMode != AttachMode.PER_OBJECT) {
                 return fn.apply(entry.value);
+            }
+            if (runs != null) {
+                return Section.applyHooked(entry, fn, defaultWait, name(), runs);
             }
             return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, name());
         } finally {

@@ -112,10 +112,15 @@ public final class LifecycleControl<K, V> {
      * @return whether this call retired it (false: it was retired already)
      */
     boolean retireHeld(Entry<K, V> entry) {
+        return retireHeld(entry, DisposalCause.RETIRED);
+    }
+
+    /** {@link #retireHeld(Entry)} with {@code cause}: also the retirement an interrupter asked for. */
+    boolean retireHeld(Entry<K, V> entry, DisposalCause cause) {
         AttachState s = attacher.enterClosure("invalidate()");
         int level = s.depth;
         try {
-            return retire(entry, s, DisposalCause.RETIRED);
+            return retire(entry, s, cause);
         } finally {
             attacher.exitClosure(s, level);
         }

@@ -99,6 +99,9 @@ public final class PoolCore<K, V> implements PoolState {
     private final Calls<K, V> calls;
     private final AsyncCalls<K, V> asyncCalls;
     private final LifecycleControl<K, V> control;
+    /** The interrupter and section hooks, or {@code null} if neither is set. */
+    private final RunControl<K, V> runs;
+
     private final PoolReadings readings;
 
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
@@ -142,12 +145,14 @@ public final class PoolCore<K, V> implements PoolState {
                 config.drainThreshold());
         this.leaks = new LeakTracker(this, counters, releases, config.leakDetection(), config.leakSampleInterval());
         this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);
+        this.runs = RunControl.of(this, control, config);
         this.handles = new Handles<>(
                 this,
                 attacher,
                 releases,
                 endOfLife,
                 control,
+                runs,
                 leaks,
                 config.strictAccess(),
                 attachMode,
@@ -409,7 +414,13 @@ public final class PoolCore<K, V> implements PoolState {
         try {
             for (; ; ) {
                 try {
-                    return closed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    if (closed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                        return true;
+                    }
+                    if (runs != null) {
+                        runs.interruptAll(); // the calls still running at the limit, on this thread
+                    }
+                    return closed.getCount() == 0;
                 } catch (InterruptedException e) {
                     interrupted = true; // as close(): not interruptible; the flag is restored below
                 }

@@ -27,7 +27,12 @@ public interface PoolHooks {
          */
         CAPACITY_QUEUED,
         /** attachAsync found the pool open and has not yet tried the gate. */
-        ATTACH_ASYNC_CHECKED
+        ATTACH_ASYNC_CHECKED,
+        /**
+         * A call's function returned or threw, and the pool has marked it so: from here on its
+         * interrupter is never called (only reached with an interrupter set).
+         */
+        FUNCTION_RETURNED
     }
 
     /**

@@ -4,8 +4,10 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Disposer;
 import io.refpool.core.ErrorListener;
+import io.refpool.core.Interrupter;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.ObjectFactory;
+import io.refpool.core.SectionHooks;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -29,6 +31,8 @@ import java.util.function.Consumer;
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
  * @param name the pool's name, in messages, JFR events and drainer thread names
  * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
+ * @param interrupter stops a call running past its limit, or {@code null}
+ * @param sectionHooks run when a thread takes and leaves a section, or {@code null}
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -45,7 +49,9 @@ public record PoolSettings<K, V>(
         int leakSampleInterval,
         boolean strictAccess,
         String name,
-        Duration defaultWait) {
+        Duration defaultWait,
+        Interrupter<? super K, ? super V> interrupter,
+        SectionHooks<? super K, ? super V> sectionHooks) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

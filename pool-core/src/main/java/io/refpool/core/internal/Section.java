@@ -136,7 +136,7 @@ final class Section {
             Guard lockGuard = timeout == null
                     ? section.lockFor(me, entry, token)
                     : section.lockWithin(me, entry, timeout, handles.name());
-            return new Held<>(handles, entry, section, lockGuard);
+            return hooked(handles, entry, section, lockGuard);
         } catch (Throwable t) {
             handles.release(entry, null);
             if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
@@ -144,6 +144,24 @@ final class Section {
             }
             throw t;
         }
+    }
+
+    /**
+     * The guard of a section just taken, after the pool's enter hook (if any) ran on this thread;
+     * an enter hook that throws leaves the section free (the caller gives the reference back).
+     */
+    private static <K, V> Held<K, V> hooked(
+            Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard) {
+        RunControl<K, V> runs = handles.runs;
+        if (runs != null) {
+            try {
+                runs.enter(entry);
+            } catch (Throwable t) {
+                section.unlock(lockGuard);
+                throw t;
+            }
+        }
+        return new Held<>(handles, entry, section, lockGuard, runs);
     }
 
     /**
@@ -261,6 +279,32 @@ final class Section {
         }
     }
 
+    /**
+     * {@code Handle.call} with section hooks: {@link #apply(Entry, PoolFunction)} (waiting at most
+     * {@code wait} if not null) with the enter hook after the section is taken and the leave hook
+     * before it is released; an enter hook that throws leaves it free.
+     */
+    static <K, V, T, E extends Exception> T applyHooked(
+            Entry<K, V> entry,
+            PoolFunction<? super V, ? extends T, E> fn,
+            Duration wait,
+            String pool,
+            RunControl<K, V> runs)
+            throws E {
+        Section section = entry.section();
+        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool);
+        try {
+            runs.enter(entry);
+            try {
+                return fn.apply(entry.value);
+            } finally {
+                runs.leave(entry);
+            }
+        } finally {
+            section.unlock(lockGuard);
+        }
+    }
+
     /** {@link #enter(Entry)} waiting at most {@code timeout}; a free section is taken with no timer armed. */
     Guard enterWithin(Entry<?, ?> entry, Duration timeout, String pool) {
         long me = Thread.currentThread().getId();
@@ -307,7 +351,15 @@ final class Section {
         }
         if (section.lock.tryLock()) {
             section.holder(granted);
-            return CompletableFuture.completedStage(new Held<>(handles, entry, section, null));
+            if (forCall) {
+                return CompletableFuture.completedStage(new Held<>(handles, entry, section, null, null));
+            }
+            try {
+                return CompletableFuture.completedStage(hooked(handles, entry, section, null));
+            } catch (Throwable t) {
+                handles.release(entry, null);
+                return CompletableFuture.failedFuture(t);
+            }
         }
         CompletableFuture<Guard> result = new CompletableFuture<>();
         CompletableFuture<Guard> wait = section.lock.acquire(token).toCompletableFuture();
@@ -318,7 +370,18 @@ final class Section {
                 return;
             }
             section.holder(granted);
-            Held<K, V> held = new Held<>(handles, entry, section, lockGuard);
+            Held<K, V> held;
+            if (forCall) {
+                held = new Held<>(handles, entry, section, lockGuard, null);
+            } else {
+                try {
+                    held = hooked(handles, entry, section, lockGuard);
+                } catch (Throwable t) {
+                    handles.release(entry, null);
+                    result.completeExceptionally(t);
+                    return;
+                }
+            }
             if (!result.complete(held)) {
                 held.close(); // the caller gave up first
             }
@@ -356,14 +419,17 @@ final class Section {
         private final Section section;
         /** The lock's guard if the entry had to wait, else {@code null} (the raw tryLock pair). */
         private final Guard lockGuard;
+        /** Whose leave hook runs at close: {@code null} if none, or if the holder runs it itself (callAsync). */
+        private final RunControl<K, V> runs;
 
         private boolean closed;
 
-        Held(Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard) {
+        Held(Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard, RunControl<K, V> runs) {
             this.handles = handles;
             this.entry = entry;
             this.section = section;
             this.lockGuard = lockGuard;
+            this.runs = runs;
         }
 
         /** Lets the running thread use the object inside an async caller's section. */
@@ -378,6 +444,9 @@ final class Section {
                     return;
                 }
                 closed = true;
+            }
+            if (runs != null) {
+                runs.leave(entry); // reports a failure; the section is released anyway
             }
             section.unlock(lockGuard);
             handles.release(entry, null);

@@ -50,7 +50,8 @@ public class GuideSamplesTest {
             "TenantHost.java",
             "Preludes.java",
             "HostExample.java",
-            "TenantState.java");
+            "TenantState.java",
+            "GuardedHost.java");
 
     private final List<LuaTenant> opened = new CopyOnWriteArrayList<>();
     private final TenantHost host = new TenantHost(opened::add);
@@ -60,6 +61,24 @@ public class GuideSamplesTest {
         host.close();
         assertTrue(opened.stream().allMatch(LuaTenant::isClosed), "closed: a second close would have thrown");
         assertEquals(List.of(), host.errors(), "no failed disposer, leak or handle open at close");
+    }
+
+    @Test
+    void aRunawayScriptIsStoppedByItsLimitAndItsInterpreterReplaced() {
+        List<String> disposed = new CopyOnWriteArrayList<>();
+        try (GuardedHost guarded = new GuardedHost(disposed::add)) {
+            assertEquals("2", guarded.run("tenant-7", "return 1 + 1", Duration.ofSeconds(5)));
+            org.luaj.vm2.LuaError stopped = assertThrows(
+                    org.luaj.vm2.LuaError.class,
+                    () -> guarded.run("tenant-7", "while true do end", Duration.ofMillis(50)));
+            assertTrue(stopped.getMessage().contains("stopped by the host"), stopped::getMessage);
+            assertEquals(
+                    List.of("tenant-7: RELEASED", "tenant-7: INTERRUPTED"),
+                    disposed,
+                    "retired, disposed after the call");
+            assertEquals("3", guarded.run("tenant-7", "return 1 + 2", Duration.ofSeconds(5)), "a fresh interpreter");
+        }
+        assertEquals(List.of("tenant-7: RELEASED", "tenant-7: INTERRUPTED", "tenant-7: RELEASED"), disposed);
     }
 
     @Test

@@ -1,0 +1,219 @@
+package io.refpool.core.internal;
+
+import io.refpool.core.DisposalCause;
+import io.refpool.core.Interrupter;
+import io.refpool.core.PoolError;
+import io.refpool.core.SectionHooks;
+import io.refpool.sync.CancellationSource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Registration;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The pool's optional control of running code: the {@link Interrupter} of a call that ran past its
+ * limit, was cancelled, or still runs at a bounded close, and the {@link SectionHooks} around a
+ * section. It exists only if one of them is set; the request path of a pool without them reads one
+ * {@code null} field and does nothing else.
+ *
+ * <pre>
+ *   call's run      to             by
+ *   RUNNING         RETURNED       the running thread, when the function returned or threw
+ *   RUNNING         INTERRUPTING   a timer, a cancelled token, or close(Duration): calls the interrupter
+ *   INTERRUPTING    INTERRUPTED    the interrupter returned (or threw); the running thread, waiting
+ *                                  for it once the function returned, applies its outcome
+ * </pre>
+ *
+ * <p>One compare-and-set from {@code RUNNING} decides: the interrupter runs at most once per call,
+ * and never once the pool saw the function return. The running thread keeps the object, its
+ * section and its reference until an interrupter that started has returned, so an interrupter
+ * never acts on an object another call took meanwhile, and a retired object is disposed only when
+ * its last holder lets go.
+ */
+final class RunControl<K, V> {
+    private static final int RUNNING = 0;
+    private static final int RETURNED = 1;
+    private static final int INTERRUPTING = 2;
+    private static final int INTERRUPTED = 3;
+
+    private final PoolState pool;
+    private final LifecycleControl<K, V> control;
+    /** {@code null}: no interrupter, nothing is timed or registered. */
+    private final Interrupter<? super K, ? super V> interrupter;
+    /** {@code null}: no hooks. */
+    private final SectionHooks<? super K, ? super V> hooks;
+    /** The calls running now, for a bounded close; {@code null} without an interrupter. */
+    private final Set<Run> running;
+
+    RunControl(
+            PoolState pool,
+            LifecycleControl<K, V> control,
+            Interrupter<? super K, ? super V> interrupter,
+            SectionHooks<? super K, ? super V> hooks) {
+        this.pool = pool;
+        this.control = control;
+        this.interrupter = interrupter;
+        this.hooks = hooks;
+        this.running = interrupter == null ? null : ConcurrentHashMap.newKeySet();
+    }
+
+    /** {@return the control for these settings, or {@code null} if neither option is set} */
+    static <K, V> RunControl<K, V> of(PoolState pool, LifecycleControl<K, V> control, PoolSettings<K, V> settings) {
+        if (settings.interrupter() == null && settings.sectionHooks() == null) {
+            return null;
+        }
+        return new RunControl<>(pool, control, settings.interrupter(), settings.sectionHooks());
+    }
+
+    // ---------------------------------------------------------------- section hooks
+
+    /**
+     * Runs the enter hook on the thread that just took the section of {@code entry}. If it throws,
+     * the failure is reported and rethrown: the caller releases the section and fails.
+     */
+    void enter(Entry<K, V> entry) {
+        if (hooks == null) {
+            return;
+        }
+        try {
+            hooks.enter(entry.key, entry.value);
+        } catch (RuntimeException | Error e) {
+            report(PoolError.Kind.SECTION_HOOK_FAILED, entry, "section enter hook", "the section was left free", e);
+            throw e;
+        }
+    }
+
+    /** Runs the leave hook before the section of {@code entry} is released; a failure is reported only. */
+    void leave(Entry<K, V> entry) {
+        if (hooks == null) {
+            return;
+        }
+        try {
+            hooks.leave(entry.key, entry.value);
+        } catch (Throwable e) {
+            report(PoolError.Kind.SECTION_HOOK_FAILED, entry, "section leave hook", "the section was released", e);
+        }
+    }
+
+    private void report(PoolError.Kind kind, Entry<K, V> entry, String what, String then, Throwable e) {
+        pool.report(
+                kind,
+                entry.key,
+                "the " + what + " of pool '" + pool.name() + "' threw for key " + Keys.describe(entry.key) + "; "
+                        + then,
+                e);
+    }
+
+    // ---------------------------------------------------------------- interrupter
+
+    /**
+     * Marks a function about to run on {@code entry}: interruptible by {@code token} if it can be
+     * cancelled, by a timer at {@code deadlineNanos} if {@code timed}, and by a bounded close.
+     *
+     * @return the run, to end with {@link #returned}; {@code null} without an interrupter
+     */
+    Run started(Entry<K, V> entry, CancellationToken token, boolean timed, long deadlineNanos) {
+        if (interrupter == null) {
+            return null;
+        }
+        Run run = new Run(entry);
+        running.add(run);
+        if (timed) {
+            CancellationSource timer = new CancellationSource();
+            run.timer = timer;
+            timer.token().register(run);
+            timer.cancelAfter(Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime())));
+        }
+        if (token.canBeCancelled()) {
+            run.registration = token.register(run);
+        }
+        return run;
+    }
+
+    /**
+     * The function of {@code run} returned or threw, on the running thread, which holds the object
+     * (attached, where {@code entry} can be retired): from now on the interrupter is not called;
+     * one that started is waited for, and its outcome applied.
+     */
+    void returned(Run run) {
+        if (run == null) {
+            return;
+        }
+        boolean interrupted = !run.state.compareAndSet(RUNNING, RETURNED);
+        pool.hook(PoolHooks.Point.FUNCTION_RETURNED);
+        if (run.timer != null) {
+            run.timer.close();
+        }
+        if (run.registration != null) {
+            run.registration.unregister();
+        }
+        running.remove(run);
+        if (interrupted && run.awaitOutcome() == Interrupter.Outcome.RETIRE) {
+            control.retireHeld(run.entry, DisposalCause.INTERRUPTED);
+        }
+    }
+
+    /** {@code close(Duration)} at its limit: interrupts every call still running. */
+    void interruptAll() {
+        if (interrupter == null) {
+            return;
+        }
+        for (Run run : running) {
+            run.run();
+        }
+    }
+
+    /** One call's function, running; its {@code run()} interrupts it (a timer's, a token's or a close's callback). */
+    final class Run implements Runnable {
+        final Entry<K, V> entry;
+        final AtomicInteger state = new AtomicInteger(RUNNING);
+        CancellationSource timer;
+        Registration registration;
+        /** Written before {@code INTERRUPTED}, under this object's monitor. */
+        private Interrupter.Outcome outcome;
+
+        Run(Entry<K, V> entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public void run() {
+            if (!state.compareAndSet(RUNNING, INTERRUPTING)) {
+                return;
+            }
+            Interrupter.Outcome result;
+            try {
+                result = interrupter.interrupt(entry.key, entry.value);
+                if (result == null) {
+                    throw new NullPointerException("the interrupter returned null instead of KEEP or RETIRE");
+                }
+            } catch (Throwable e) {
+                report(PoolError.Kind.INTERRUPTER_FAILED, entry, "interrupter", "the object is retired", e);
+                result = Interrupter.Outcome.RETIRE;
+            }
+            synchronized (this) {
+                outcome = result;
+                state.set(INTERRUPTED);
+                notifyAll();
+            }
+        }
+
+        /** Waits, uninterruptibly, for the interrupter under way to return. */
+        synchronized Interrupter.Outcome awaitOutcome() {
+            boolean interrupted = false;
+            while (state.get() != INTERRUPTED) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return outcome;
+        }
+    }
+}

@@ -1,0 +1,323 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.internal.PoolHooks.Point;
+import io.refpool.sync.CancellationSource;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The interrupter: called at most once, while the function still runs, when a call's time limit
+ * passes, its token is cancelled, or a bounded close reaches its limit; never once the pool saw the
+ * function return. The function sees its engine's own failure, and an object the interrupter
+ * retires is disposed only after every holder let go.
+ */
+class InterrupterTest {
+    private static final long BOUND_SECONDS = 10;
+
+    /** An engine running a script that only its own stop ends, as GraalJS's interrupt does. */
+    static final class Engine {
+        final String key;
+        private final CountDownLatch stopped = new CountDownLatch(1);
+        final CountDownLatch running = new CountDownLatch(1);
+
+        Engine(String key) {
+            this.key = key;
+        }
+
+        void stop() {
+            stopped.countDown();
+        }
+
+        /** Runs "forever": until {@link #stop()}, then fails as the engine does. */
+        String runaway() throws InterruptedException {
+            running.countDown();
+            if (!stopped.await(BOUND_SECONDS, TimeUnit.SECONDS)) {
+                throw new AssertionError("never stopped");
+            }
+            throw new EngineStopped(key);
+        }
+    }
+
+    static final class EngineStopped extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        EngineStopped(String key) {
+            super("the script of " + key + " was stopped");
+        }
+    }
+
+    private final Map<Engine, DisposalCause> disposed = new ConcurrentHashMap<>();
+    private final List<PoolError> errors = new CopyOnWriteArrayList<>();
+    private final AtomicInteger interrupts = new AtomicInteger();
+    private final AtomicReference<Thread> interruptedOn = new AtomicReference<>();
+
+    private RefPool<String, Engine> pool(Interrupter.Outcome outcome) {
+        return pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            interruptedOn.set(Thread.currentThread());
+            assertFalse(disposed.containsKey(engine), "never disposed under a running function");
+            engine.stop();
+            return outcome;
+        });
+    }
+
+    private RefPool<String, Engine> pool(Interrupter<String, Engine> interrupter) {
+        return RefPool.newBuilder()
+                .drainDelay(Duration.ofHours(1))
+                .idle(cache -> cache.maximumSize(10))
+                .errorListener(errors::add)
+                .interrupter(interrupter)
+                .disposer((String key, Engine engine, DisposalCause cause) -> {
+                    if (disposed.put(engine, cause) != null) {
+                        throw new AssertionError("disposed twice: " + engine);
+                    }
+                })
+                .build(Engine::new);
+    }
+
+    @Test
+    void aTimeLimitPassedWhileTheFunctionRunsInterruptsItOnceOnTheTimerThread() {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        Engine engine = pool.call("k", e -> e);
+
+        EngineStopped failure =
+                assertThrows(EngineStopped.class, () -> pool.call("k", Duration.ofMillis(20), Engine::runaway));
+
+        assertTrue(failure.getMessage().contains("k"), "the call fails with the engine's own failure");
+        assertEquals(1, interrupts.get());
+        assertNotSame(Thread.currentThread(), interruptedOn.get(), "on the timer thread");
+        assertSame(engine, pool.call("k", e -> e), "KEEP: the next call gets the same object");
+        assertTrue(disposed.isEmpty());
+        assertTrue(errors.isEmpty(), () -> "" + errors);
+        pool.close();
+        assertEquals(DisposalCause.CLOSED, disposed.get(engine));
+    }
+
+    @Test
+    void aRunOfTheSameLimitIsInterruptedToo() {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        assertThrows(EngineStopped.class, () -> pool.run("k", Duration.ofMillis(20), Engine::runaway));
+        assertEquals(1, interrupts.get());
+        pool.close();
+    }
+
+    @Test
+    void aFunctionThatReturnedIsNeverInterruptedEvenIfTheTokenIsCancelledBeforeTheCallEnds() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause returned = hooks.pause(Point.FUNCTION_RETURNED, null);
+        CancellationSource source = new CancellationSource();
+
+        CompletableFuture<String> call =
+                pool.callAsync("k", source.token(), e -> "done").toCompletableFuture();
+        returned.awaitArrival(); // the function returned; the call still holds everything
+        source.cancel(); // the cancel comes after the return
+        returned.proceed();
+
+        assertEquals("done", call.get(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertEquals(0, interrupts.get(), "never after the function returned");
+        Engine engine = pool.call("k", e -> e);
+        assertNull(disposed.get(engine));
+        pool.close();
+    }
+
+    @Test
+    void aCallWhoseInterrupterStillRunsKeepsItsObjectAndSectionUntilItReturns() throws Exception {
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            engine.stop();
+            assertTrue(mayReturn.await(BOUND_SECONDS, TimeUnit.SECONDS));
+            return Interrupter.Outcome.KEEP;
+        });
+        Engine engine = pool.call("k", e -> e);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause returned = hooks.pause(Point.FUNCTION_RETURNED, null);
+        CancellationSource source = new CancellationSource();
+        CompletableFuture<String> call =
+                pool.callAsync("k", source.token(), Engine::runaway).toCompletableFuture();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        Thread canceller = new Thread(source::cancel); // runs the interrupter, which waits for mayReturn
+        canceller.start();
+        returned.awaitArrival(); // the function threw the engine's failure
+        returned.proceed();
+
+        assertThrows(
+                java.util.concurrent.TimeoutException.class,
+                () -> call.get(200, TimeUnit.MILLISECONDS),
+                "the call waits for its interrupter");
+        try (Attachment attached = pool.attach();
+                Handle<Engine> handle = pool.acquire("k")) {
+            assertThrows(
+                    io.refpool.sync.WaitTimeoutException.class,
+                    () -> handle.section(Duration.ZERO),
+                    "its section is still held");
+        }
+        mayReturn.countDown();
+        ExecutionException failure =
+                assertThrows(ExecutionException.class, () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(failure.getCause() instanceof EngineStopped);
+        canceller.join();
+        assertEquals(1, interrupts.get());
+        pool.close();
+    }
+
+    @Test
+    void aTokenCancelledWhileTheFunctionRunsInterruptsItOnTheCancellingThread() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        Engine engine = pool.call("k", e -> e);
+        CancellationSource source = new CancellationSource();
+
+        CompletableFuture<String> call =
+                pool.callAsync("k", source.token(), Engine::runaway).toCompletableFuture();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        source.cancel();
+
+        ExecutionException failure =
+                assertThrows(ExecutionException.class, () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(failure.getCause() instanceof EngineStopped, () -> "the engine's failure: " + failure.getCause());
+        assertEquals(1, interrupts.get());
+        assertSame(Thread.currentThread(), interruptedOn.get(), "on the cancelling thread");
+        source.cancel();
+        assertEquals(1, interrupts.get(), "once");
+        pool.close();
+    }
+
+    @Test
+    void aCallAsyncTimeLimitInterruptsItsFunction() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        CompletableFuture<String> call =
+                pool.callAsync("k", Duration.ofMillis(20), Engine::runaway).toCompletableFuture();
+        ExecutionException failure =
+                assertThrows(ExecutionException.class, () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(failure.getCause() instanceof EngineStopped, () -> "the engine's failure: " + failure.getCause());
+        assertEquals(1, interrupts.get());
+        pool.close();
+    }
+
+    @Test
+    void aRetiredObjectIsDisposedAfterTheCallAndItsOtherHolderLetGo() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Handle<Engine> holder = pool.attached(() -> pool.acquire("k"));
+        Engine engine = holder.get();
+
+        assertThrows(EngineStopped.class, () -> pool.call("k", Duration.ofMillis(20), Engine::runaway));
+
+        assertEquals(1, interrupts.get());
+        Engine fresh = pool.call("k", e -> e);
+        assertNotSame(engine, fresh, "the next call gets a new object");
+        assertSame(engine, holder.get(), "the other holder keeps its object");
+        assertFalse(disposed.containsKey(engine), "not while a holder has it");
+        pool.runAttached(holder::close);
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
+        assertEquals(1, pool.stats().disposals(DisposalCause.INTERRUPTED));
+        pool.close();
+        assertEquals(DisposalCause.CLOSED, disposed.get(fresh));
+    }
+
+    @Test
+    void aRetiredObjectNobodyElseHoldsIsDisposedWhenTheCallReturns() {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Engine engine = pool.call("k", e -> e);
+
+        assertThrows(EngineStopped.class, () -> pool.call("k", Duration.ofMillis(20), Engine::runaway));
+
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine), "at once, no flush needed");
+        pool.close();
+    }
+
+    @Test
+    void aThrowingInterrupterIsReportedAndItsObjectRetired() {
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            engine.stop();
+            throw new IllegalStateException("interrupter broke");
+        });
+        Engine engine = pool.call("k", e -> e);
+
+        assertThrows(EngineStopped.class, () -> pool.call("k", Duration.ofMillis(20), Engine::runaway));
+
+        assertEquals(1, interrupts.get());
+        assertEquals(1, errors.size(), () -> "" + errors);
+        assertEquals(PoolError.Kind.INTERRUPTER_FAILED, errors.get(0).kind());
+        assertEquals("interrupter broke", errors.get(0).cause().getMessage());
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
+        assertNotSame(engine, pool.call("k", e -> e));
+        pool.close();
+        assertEquals(2, disposed.size(), "each object disposed once");
+    }
+
+    @Test
+    void aBoundedCloseInterruptsTheCallsStillRunningAtItsLimit() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Engine engine = pool.call("k", e -> e);
+        CompletableFuture<Throwable> caller = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                pool.call("k", Engine::runaway); // no limit of its own
+                caller.complete(null);
+            } catch (Throwable t) {
+                caller.complete(t);
+            }
+        });
+        thread.start();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+
+        pool.close(Duration.ofMillis(20));
+
+        assertEquals(1, interrupts.get());
+        assertSame(Thread.currentThread(), interruptedOn.get(), "on the closing thread");
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
+    }
+
+    @Test
+    void withoutAnInterrupterTheLimitBoundsOnlyTheWaits() throws Exception {
+        RefPool<String, Engine> pool = RefPool.newBuilder().build(Engine::new);
+        String out = pool.call("k", Duration.ofMillis(1), e -> {
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+            while (System.nanoTime() < end) { // the limit passes while the function runs
+                Thread.sleep(1);
+            }
+            return "ran to its end";
+        });
+        assertEquals("ran to its end", out);
+        pool.close();
+    }
+
+    @Test
+    void aTimedCallOnAnUnattachedThreadReleasesItsObjectBeforeItReturns() {
+        RefPool<String, Engine> pool =
+                RefPool.newBuilder().drainDelay(Duration.ofHours(1)).build(Engine::new);
+        assertFalse(pool.isAttached());
+
+        pool.call("k", Duration.ofSeconds(BOUND_SECONDS), e -> e);
+
+        PoolStats stats = pool.stats();
+        assertEquals(0, stats.live(), () -> "" + stats);
+        assertEquals(0, stats.pendingDecrements(), () -> "" + stats);
+        assertEquals(1, stats.disposals(DisposalCause.RELEASED), () -> "" + stats);
+        pool.close();
+    }
+}
