@@ -65,7 +65,13 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * A reference was released that nobody held (a count already at zero, or disposed): a
          * defect of the pool, never of its caller; the release was not applied.
          */
-        REFCOUNT_DOUBLE_RELEASE
+        REFCOUNT_DOUBLE_RELEASE,
+        /**
+         * A handle, or a {@code call}'s function, was still open past the pool's
+         * {@linkplain RefPool.Builder#heldTooLong held-too-long threshold}; reported once, with the
+         * site that acquired it as the cause. Nothing is done to it.
+         */
+        HELD_TOO_LONG
     }
 
     /**

@@ -97,6 +97,9 @@ public final class Calls<K, V> {
         if (!sections) {
             return fn.apply(entry.value);
         }
+        if (handles.timesSections()) {
+            return handles.applyTimed(entry, fn);
+        }
         return handles.defaultWait == null
                 ? Section.apply(entry, fn)
                 : Section.apply(entry, fn, handles.defaultWait, pool.name());

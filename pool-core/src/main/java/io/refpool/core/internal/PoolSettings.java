@@ -29,6 +29,8 @@ import java.util.function.Consumer;
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
  * @param name the pool's name, in messages, JFR events and drainer thread names
  * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
+ * @param recordTimings whether the pool times waits, uses and creations ({@link PoolTimings})
+ * @param heldTooLong after how long an open handle or call is reported, or {@code null}: never
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -45,7 +47,9 @@ public record PoolSettings<K, V>(
         int leakSampleInterval,
         boolean strictAccess,
         String name,
-        Duration defaultWait) {
+        Duration defaultWait,
+        boolean recordTimings,
+        Duration heldTooLong) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

@@ -133,12 +133,15 @@ final class Section {
         }
         retain(entry);
         try {
+            long begun = handles.clock();
             Guard lockGuard = timeout == null
                     ? section.lockFor(me, entry, token)
                     : section.lockWithin(me, entry, timeout, handles.name());
+            handles.sectionWaited(begun);
             return new Held<>(handles, entry, section, lockGuard);
         } catch (Throwable t) {
             handles.release(entry, null);
+            Waits.counted(t, handles.pool);
             if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
                 throw (RuntimeException) Waits.named(t, name(handles, entry));
             }
