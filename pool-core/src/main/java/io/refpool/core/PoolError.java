@@ -72,7 +72,13 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * A {@link SectionHooks} hook threw. From {@code enter}: the section was left free and the
          * caller got the exception too; from {@code leave}: the section was released anyway.
          */
-        SECTION_HOOK_FAILED
+        SECTION_HOOK_FAILED,
+        /**
+         * A handle, or a {@code call}'s function, was still open past the pool's
+         * {@linkplain RefPool.Builder#heldTooLong held-too-long threshold}; reported once, with the
+         * site that acquired it as the cause. Nothing is done to it.
+         */
+        HELD_TOO_LONG
     }
 
     /**

@@ -31,6 +31,10 @@ import java.util.Objects;
  * @param capacityWaiters acquires waiting for capacity right now
  * @param leaks handles found unreachable while open
  * @param disposalsByCause objects disposed, by cause (every cause present; the sum is {@code disposals})
+ * @param timeouts waits the pool ended with a {@link io.refpool.sync.WaitTimeoutException}: for an
+ *     object, the gate or a section
+ * @param heldTooLong handles and calls reported open past the
+ *     {@linkplain RefPool.Builder#heldTooLong held-too-long threshold}
  */
 public record PoolStats(
         long live,
@@ -43,7 +47,9 @@ public record PoolStats(
         long idleHits,
         long capacityWaiters,
         long leaks,
-        Map<DisposalCause, Long> disposalsByCause) {
+        Map<DisposalCause, Long> disposalsByCause,
+        long timeouts,
+        long heldTooLong) {
 
     /**
      * Creates a snapshot; pools create these, users read them. Every cause gets a count, zero if
@@ -60,6 +66,8 @@ public record PoolStats(
      * @param capacityWaiters acquires waiting for capacity right now
      * @param leaks handles found unreachable while open
      * @param disposalsByCause objects disposed, by cause
+     * @param timeouts waits the pool ended with a timeout
+     * @param heldTooLong handles and calls reported open past the held-too-long threshold
      * @throws NullPointerException if {@code evictionsByCause} or {@code disposalsByCause} is null
      */
     public PoolStats {

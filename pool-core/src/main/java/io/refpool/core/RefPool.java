@@ -6,6 +6,7 @@ import io.refpool.core.internal.PoolSettings;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -315,7 +316,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     another thread's creation of the object, or for its section
      */
     public <T, E extends Exception> T call(K key, PoolFunction<? super V, ? extends T, E> fn) throws E {
-        return core.calls().call(key, fn);
+        return core.calls().call(key, core.observed(key, fn));
     }
 
     /**
@@ -336,10 +337,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <E extends Exception> void run(K key, PoolConsumer<? super V, E> action) throws E {
         Objects.requireNonNull(action, "action");
-        core.calls().call(key, value -> {
+        core.calls().call(key, core.observed(key, value -> {
             action.accept(value);
             return null;
-        });
+        }));
     }
 
     /**
@@ -489,7 +490,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <T> CompletionStage<T> callAsync(
             K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
-        return core.asyncCalls().callAsync(key, token, fn);
+        return core.asyncCalls().callAsync(key, token, core.observed(key, fn));
     }
 
     /**
@@ -516,7 +517,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <T> CompletionStage<T> callAsync(
             K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
-        return core.asyncCalls().callAsyncWithin(key, timeout, fn);
+        return core.asyncCalls().callAsyncWithin(key, timeout, core.observed(key, fn));
     }
 
     /** {@return whether the calling thread is attached to this pool} */
@@ -710,6 +711,20 @@ public final class RefPool<K, V> implements AutoCloseable {
         return core.stats();
     }
 
+    /**
+     * {@return the keys with an object live or idle now}, a snapshot the caller may keep; weakly
+     * consistent: a key acquired, idled or disposed while it is taken may be in it or not
+     *
+     * <pre>{@code
+     * for (String tenant : pool.liveKeys()) {
+     *     System.out.println("tenant with an engine: " + tenant);
+     * }
+     * }</pre>
+     */
+    public Set<K> liveKeys() {
+        return core.liveKeys();
+    }
+
     /** {@return this pool's attach mode} */
     public AttachMode attachMode() {
         return core.attachMode();
@@ -800,6 +815,8 @@ public final class RefPool<K, V> implements AutoCloseable {
         private Duration defaultWait;
         private Interrupter<? super K, ? super V> interrupter;
         private SectionHooks<? super K, ? super V> sectionHooks;
+        private boolean recordTimings;
+        private Duration heldTooLong;
 
         private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -1140,6 +1157,59 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
+         * Makes the pool time its waits for objects and sections, each use of an object (a call's
+         * function, a handle from acquire to close) and each creation, for the timers of
+         * {@link RefPoolMetrics}. Default: off; off, the pool reads no clock for them.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> timed = RefPool.builder(engine::open).recordTimings(true).build();
+         * new RefPoolMetrics(timed).bindTo(registry); // refpool.wait{resource=object}, refpool.use, ...
+         * }</pre>
+         *
+         * <p>On, an acquire or call reads the clock two or three times more, and every handle is
+         * made with a small record of its start.
+         *
+         * @param recordTimings whether to record timings
+         * @return this builder
+         */
+        public Builder<K, V> recordTimings(boolean recordTimings) {
+            this.recordTimings = recordTimings;
+            return this;
+        }
+
+        /**
+         * Reports each handle, and each {@code call}, {@code run} or {@code callAsync} function,
+         * still open {@code threshold} after it was acquired: once, as
+         * {@link PoolError.Kind#HELD_TOO_LONG} to the error listener with the acquiring stack as its
+         * cause, as a JFR event {@code io.refpool.HeldTooLong}, and in
+         * {@link PoolStats#heldTooLong()}. Nothing is done to the handle or the call. Default: off.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> watched = RefPool.builder(engine::open)
+         *         .heldTooLong(Duration.ofSeconds(30))
+         *         .errorListener(error -> log.warn(error.message(), error.cause()))
+         *         .build();
+         * }</pre>
+         *
+         * <p>On, every acquire records its stack trace (as {@link LeakDetection#PARANOID} does), and
+         * a check on a shared daemon thread looks at the open handles every quarter of the threshold
+         * (at most every second), so a report comes within about 1.25 times the threshold. A handle
+         * reported and later closed is not reported again. Off, nothing is recorded.
+         *
+         * @param threshold how long a handle or call may stay open unreported, positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code threshold} is zero or negative
+         */
+        public Builder<K, V> heldTooLong(Duration threshold) {
+            Objects.requireNonNull(threshold, "threshold");
+            if (threshold.isNegative() || threshold.isZero()) {
+                throw new IllegalArgumentException("heldTooLong threshold must be positive, was " + threshold);
+            }
+            this.heldTooLong = threshold;
+            return this;
+        }
+
+        /**
          * Builds the pool.
          *
          * @return the pool
@@ -1201,7 +1271,9 @@ public final class RefPool<K, V> implements AutoCloseable {
                     name != null ? name : "refpool-" + UNNAMED.incrementAndGet(),
                     defaultWait,
                     (Interrupter<? super K1, ? super V1>) interrupter,
-                    (SectionHooks<? super K1, ? super V1>) sectionHooks)));
+                    (SectionHooks<? super K1, ? super V1>) sectionHooks,
+                    recordTimings,
+                    heldTooLong)));
         }
     }
 }

@@ -5,9 +5,14 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.refpool.core.internal.PoolReadings;
+import io.refpool.core.internal.PoolTimings;
+import io.refpool.core.internal.PoolTimings.Timing;
+import java.util.EnumMap;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -39,7 +44,22 @@ import java.util.function.ToDoubleFunction;
  *       <td>batches of deferred releases applied</td></tr>
  *   <tr><td>{@code refpool.leaks}</td><td>function counter</td><td></td>
  *       <td>handles found unreachable while open</td></tr>
+ *   <tr><td>{@code refpool.timeouts}</td><td>function counter</td><td></td>
+ *       <td>waits the pool ended with a {@code WaitTimeoutException} (object, gate, section)</td></tr>
+ *   <tr><td>{@code refpool.held.too.long}</td><td>function counter</td><td></td>
+ *       <td>handles and calls reported open past {@link RefPool.Builder#heldTooLong}</td></tr>
+ *   <tr><td>{@code refpool.wait}</td><td>timer</td><td>{@code resource=object|section}</td>
+ *       <td>acquires until the handle is returned (a creation waited for included; for a call,
+ *       until its function starts, less the section wait); waits for an object's section</td></tr>
+ *   <tr><td>{@code refpool.use}</td><td>timer</td><td></td>
+ *       <td>a call's function, or a handle from acquire to close</td></tr>
+ *   <tr><td>{@code refpool.creation}</td><td>timer</td><td></td>
+ *       <td>the factory, for the objects it returned</td></tr>
  * </table>
+ *
+ * <p>The timers are registered only for a pool built with
+ * {@link RefPool.Builder#recordTimings recordTimings(true)}; a pool without it reads no clock for
+ * them. Bind a pool's metrics to a registry once: each binding records every duration.
  *
  * <p>Reading a meter costs a few striped-counter sums and never walks the pool's keys: the live
  * and idle gauges come from event counters (every object reaches count 0 once per idle spell and
@@ -55,6 +75,9 @@ import java.util.function.ToDoubleFunction;
 @SuppressWarnings("exports")
 public final class RefPoolMetrics implements MeterBinder {
     private final PoolReadings core;
+    /** Where the pool sends its durations, or {@code null}: it records none. */
+    private final PoolTimings timings;
+
     private final Tags tags;
 
     /**
@@ -77,6 +100,7 @@ public final class RefPoolMetrics implements MeterBinder {
     public RefPoolMetrics(RefPool<?, ?> pool, Iterable<Tag> extraTags) {
         RefPool<?, ?> checked = Objects.requireNonNull(pool, "pool");
         this.core = checked.core().readings();
+        this.timings = checked.core().timings();
         this.tags = Tags.of(Objects.requireNonNull(extraTags, "extraTags"))
                 .and("pool", checked.core().name());
     }
@@ -120,6 +144,38 @@ public final class RefPoolMetrics implements MeterBinder {
                 Tags.empty());
         counter(registry, "refpool.drains", "batches of deferred releases applied", PoolReadings::drains, Tags.empty());
         counter(registry, "refpool.leaks", "handles found unreachable while open", PoolReadings::leaks, Tags.empty());
+        counter(
+                registry,
+                "refpool.timeouts",
+                "waits the pool ended with a timeout",
+                PoolReadings::timeouts,
+                Tags.empty());
+        counter(
+                registry,
+                "refpool.held.too.long",
+                "handles and calls reported open past the held-too-long threshold",
+                PoolReadings::heldTooLong,
+                Tags.empty());
+        if (timings != null) {
+            bindTimers(registry);
+        }
+    }
+
+    private void bindTimers(MeterRegistry registry) {
+        EnumMap<Timing, Timer> timers = new EnumMap<>(Timing.class);
+        timers.put(
+                Timing.OBJECT_WAIT,
+                timer(registry, "refpool.wait", "waits for an object", Tags.of("resource", "object")));
+        timers.put(
+                Timing.SECTION_WAIT,
+                timer(registry, "refpool.wait", "waits for an object's section", Tags.of("resource", "section")));
+        timers.put(Timing.USE, timer(registry, "refpool.use", "calls' functions and handles' lifetimes", Tags.empty()));
+        timers.put(Timing.CREATION, timer(registry, "refpool.creation", "factory calls that returned", Tags.empty()));
+        timings.add((timing, nanos) -> timers.get(timing).record(nanos, TimeUnit.NANOSECONDS));
+    }
+
+    private Timer timer(MeterRegistry registry, String name, String description, Tags more) {
+        return Timer.builder(name).description(description).tags(tags.and(more)).register(registry);
     }
 
     private void gauge(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {

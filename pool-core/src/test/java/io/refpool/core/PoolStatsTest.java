@@ -5,20 +5,25 @@ import static io.refpool.core.TestKeyedPoolFixtures.onOtherThread;
 import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.ManualTicker;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.sync.CancellationToken;
+import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
@@ -96,6 +101,77 @@ class PoolStatsTest {
         pool.attach().close();
         assertEquals(1, pool.stats().drains(), "an attach with nothing pending drains nothing");
         pool.close();
+    }
+
+    @Test
+    void timeoutsCountTheWaitsThePoolEndedForTime() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> held;
+        try (Attachment attached = pool.attach()) {
+            held = pool.acquire("a");
+        }
+        assertThrows(WaitTimeoutException.class, () -> pool.acquire("b", Duration.ZERO));
+        CompletableFuture<Handle<Session>> async =
+                pool.acquireAsync("b", Duration.ZERO).toCompletableFuture();
+        assertTrue(
+                assertThrows(ExecutionException.class, () -> async.get(30, TimeUnit.SECONDS))
+                                .getCause()
+                        instanceof WaitTimeoutException);
+        CompletableFuture<Integer> call =
+                pool.callAsync("b", Duration.ZERO, session -> 1).toCompletableFuture();
+        assertTrue(
+                assertThrows(ExecutionException.class, () -> call.get(30, TimeUnit.SECONDS))
+                                .getCause()
+                        instanceof WaitTimeoutException);
+        assertEquals(3, pool.stats().timeouts(), "object, async object, async call");
+
+        CountDownLatch inTheWorld = new CountDownLatch(1);
+        CountDownLatch leave = new CountDownLatch(1);
+        TestKit.Forked<Void> stopper = fork("stopper", () -> {
+            try (Attachment world = pool.stopTheWorld()) {
+                inTheWorld.countDown();
+                awaitLatch(leave);
+            }
+            return null;
+        });
+        awaitLatch(inTheWorld);
+        assertThrows(WaitTimeoutException.class, () -> pool.attach(Duration.ZERO));
+        leave.countDown();
+        stopper.join();
+        assertEquals(4, pool.stats().timeouts(), "and the gate");
+
+        assertThrows(CapacityExhaustedException.class, () -> {
+            try (Attachment attached = pool.attach()) {
+                pool.acquire("b");
+            }
+        });
+        assertEquals(4, pool.stats().timeouts(), "a refusal is not a timeout");
+        held.close();
+        pool.close();
+    }
+
+    @Test
+    void liveKeysListKeysWithAnObjectLiveOrIdle() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().idle(cache -> cache.maximumSize(10)));
+        assertEquals(Set.of(), pool.liveKeys());
+        try (Attachment attached = pool.attach()) {
+            Handle<Session> a = pool.acquire("a");
+            pool.acquire("b").close(); // idle
+            Set<String> keys = pool.liveKeys();
+            assertEquals(Set.of("a", "b"), keys);
+            pool.invalidate("b");
+            assertEquals(Set.of("a"), pool.liveKeys());
+            assertEquals(Set.of("a", "b"), keys, "a snapshot");
+            assertThrows(UnsupportedOperationException.class, () -> keys.add("c"));
+            a.close();
+        }
+        assertEquals(Set.of("a"), pool.liveKeys(), "idle");
+        pool.clearIdle();
+        assertEquals(Set.of(), pool.liveKeys());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
     }
 
     @Test

@@ -9,15 +9,18 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.refpool.sync.CancellationToken;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +50,8 @@ class RefPoolMetricsTest {
         assertEquals(stats.idleHits(), counter(registry, "refpool.idle.hits", "pool", "tenants"));
         assertEquals(stats.drains(), counter(registry, "refpool.drains", "pool", "tenants"));
         assertEquals(stats.leaks(), counter(registry, "refpool.leaks", "pool", "tenants"));
+        assertEquals(stats.timeouts(), counter(registry, "refpool.timeouts", "pool", "tenants"));
+        assertEquals(stats.heldTooLong(), counter(registry, "refpool.held.too.long", "pool", "tenants"));
         for (DisposalCause cause : DisposalCause.values()) {
             assertEquals(
                     stats.disposals(cause),
@@ -107,6 +112,84 @@ class RefPoolMetricsTest {
         assertEquals(0.0, gauge(registry, "refpool.objects", "pool", "tenants", "state", "idle"));
     }
 
+    private static Timer timer(MeterRegistry registry, String name, String... tags) {
+        Timer timer = registry.find(name).tags(tags).timer();
+        assertNotNull(timer, name + " " + List.of(tags));
+        return timer;
+    }
+
+    @Test
+    void timersCountWaitsUsesAndCreations() throws Exception {
+        RefPool<String, StringBuilder> pool = RefPool.<String, StringBuilder>builder(key -> {
+                    Thread.sleep(5); // a factory that takes at least 5 ms
+                    return new StringBuilder(key);
+                })
+                .name("tenants")
+                .recordTimings(true)
+                .build();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new RefPoolMetrics(pool).bindTo(registry);
+        Timer objectWait = timer(registry, "refpool.wait", "pool", "tenants", "resource", "object");
+        Timer sectionWait = timer(registry, "refpool.wait", "pool", "tenants", "resource", "section");
+        Timer use = timer(registry, "refpool.use", "pool", "tenants");
+        Timer creation = timer(registry, "refpool.creation", "pool", "tenants");
+
+        try (Attachment attached = pool.attach();
+                Handle<StringBuilder> handle = pool.acquire("a")) {
+            assertEquals(1, creation.count());
+            assertTrue(
+                    creation.max(TimeUnit.MILLISECONDS) >= 5,
+                    "the factory's 5 ms: " + creation.max(TimeUnit.MILLISECONDS));
+            assertEquals(1, objectWait.count(), "the acquire");
+            assertTrue(objectWait.max(TimeUnit.MILLISECONDS) >= 5, "the acquire waited for the creation");
+            assertEquals(0, use.count(), "the handle is still open");
+            handle.section().close();
+            assertEquals(1, sectionWait.count(), "Handle.section()");
+        }
+        assertEquals(1, use.count(), "the handle's life");
+
+        pool.run("a", session -> Thread.sleep(5));
+        assertEquals(2, objectWait.count(), "the call's wait for the object");
+        assertEquals(2, sectionWait.count(), "the call's wait for the section");
+        assertEquals(2, use.count(), "the call's function");
+        assertTrue(use.max(TimeUnit.MILLISECONDS) >= 5, "the function's 5 ms");
+
+        pool.callAsync("a", CancellationToken.none(), StringBuilder::length)
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+        assertEquals(3, objectWait.count());
+        assertEquals(3, use.count());
+        pool.acquireAsync("a", CancellationToken.none())
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS)
+                .close();
+        assertEquals(4, objectWait.count());
+        assertEquals(4, use.count());
+        assertEquals(pool.stats().creations(), creation.count(), "every creation (no idle cache: one per use)");
+        pool.close();
+    }
+
+    @Test
+    void aPoolWithoutTimingsHasNoTimersAndItsCountersStill() {
+        RefPool<String, StringBuilder> pool = RefPool.<String, StringBuilder>builder(StringBuilder::new)
+                .name("tenants")
+                .maxObjects(1)
+                .build();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new RefPoolMetrics(pool).bindTo(registry);
+        assertEquals(null, registry.find("refpool.wait").timer());
+        assertEquals(null, registry.find("refpool.use").timer());
+        Handle<StringBuilder> held;
+        try (Attachment attached = pool.attach()) {
+            held = pool.acquire("a");
+        }
+        assertThrows(io.refpool.sync.WaitTimeoutException.class, () -> pool.acquire("b", Duration.ZERO));
+        assertEquals(1.0, counter(registry, "refpool.timeouts", "pool", "tenants"));
+        assertEquals(0.0, counter(registry, "refpool.held.too.long", "pool", "tenants"));
+        held.close();
+        pool.close();
+    }
+
     @Test
     void badArgumentsAreRefusedByName() {
         RefPool<String, StringBuilder> pool =
@@ -149,6 +232,7 @@ class RefPoolMetricsTest {
                     (proxy, method, args) ->
                             method.getName().equals("create") ? "object of " + args[0] : method.invoke(this, args));
             Object builder = refPool.getMethod("builder", factoryType).invoke(null, factory);
+            builder.getClass().getMethod("recordTimings", boolean.class).invoke(builder, true); // no Micrometer either
             Object pool = builder.getClass().getMethod("build").invoke(builder);
             Object attachment = refPool.getMethod("attach").invoke(pool);
             Object handle = refPool.getMethod("acquire", Object.class).invoke(pool, "k");

@@ -234,7 +234,8 @@ final class Acquirer<K, V> {
                 return;
             }
             Throwable cause = Waits.unwrapped(failure);
-            result.completeExceptionally(cause instanceof CancellationException ? timedOut : cause);
+            result.completeExceptionally(
+                    cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
         });
         result.whenComplete((handle, failure) -> {
             if (failure != null) {

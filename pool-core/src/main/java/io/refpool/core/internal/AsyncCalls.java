@@ -107,7 +107,8 @@ public final class AsyncCalls<K, V> {
                 return;
             }
             Throwable cause = Waits.unwrapped(failure);
-            result.completeExceptionally(fired && cause instanceof CancellationException ? timedOut : cause);
+            result.completeExceptionally(
+                    fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
         });
         result.whenComplete((value, failure) -> {
             if (failure != null) {

@@ -251,13 +251,14 @@ final class Attacher<K, V> {
     /** The gate was not free: waits in line at most {@code timeout} (zero: not at all). */
     private Guard waitWithin(Duration timeout, boolean exclusive) {
         if (timeout.isZero()) {
+            pool.timedOut();
             throw new WaitTimeoutException(gateName(exclusive), timeout);
         }
         CancellationSource timer = Waits.timer(timeout);
         try {
             return waitAtGate(timer.token(), exclusive, false);
         } catch (CancellationException e) {
-            throw Waits.ended(e, timer, gateName(exclusive), timeout);
+            throw Waits.counted(Waits.ended(e, timer, gateName(exclusive), timeout), pool);
         } finally {
             timer.close();
         }

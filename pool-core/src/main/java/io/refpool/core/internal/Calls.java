@@ -103,6 +103,9 @@ public final class Calls<K, V> {
         if (!sections) {
             return fn.apply(entry.value);
         }
+        if (handles.timesSections()) {
+            return handles.applyTimed(entry, fn);
+        }
         return handles.defaultWait == null
                 ? Section.apply(entry, fn)
                 : Section.apply(entry, fn, handles.defaultWait, pool.name());
@@ -125,7 +128,9 @@ public final class Calls<K, V> {
             return runControlled(entry, fn, timed, deadlineNanos);
         }
         Section section = entry.section();
+        long begun = handles.clock();
         Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool.name());
+        handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry); // a failure: the section is released below, and the call fails with it
             try {

@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
+import io.refpool.sync.Guard;
 import java.time.Duration;
 
 /**
@@ -21,7 +22,7 @@ import java.time.Duration;
  * </pre>
  */
 final class Handles<K, V> {
-    private final PoolState pool;
+    final PoolState pool;
     private final Attacher<K, V> attacher;
     private final DeferredReleases<K, V> releases;
     private final EndOfLife<K, V> endOfLife;
@@ -31,7 +32,11 @@ final class Handles<K, V> {
     final RunControl<K, V> runs;
 
     private final LeakTracker leaks;
-    /** Leak detection is off: no handle is tracked. */
+    /** Timings and the held-too-long check, or {@code null}: both off. */
+    private final Observer observer;
+    /** Where durations go, or {@code null}: timings off. */
+    private final PoolTimings timings;
+    /** Leak detection and the observer are off: no handle is tracked. */
     private final boolean untracked;
     /** Whether {@code Handle.get()} checks that its thread may use the object. */
     final boolean strictAccess;
@@ -48,6 +53,7 @@ final class Handles<K, V> {
             LifecycleControl<K, V> control,
             RunControl<K, V> runs,
             LeakTracker leaks,
+            Observer observer,
             boolean strictAccess,
             AttachMode attachMode,
             Duration defaultWait) {
@@ -59,16 +65,86 @@ final class Handles<K, V> {
         this.control = control;
         this.runs = runs;
         this.leaks = leaks;
-        this.untracked = !leaks.tracks();
+        this.observer = observer;
+        this.timings = observer == null ? null : observer.timings;
+        this.untracked = !leaks.tracks() && observer == null;
         this.strictAccess = strictAccess;
         this.attachMode = attachMode;
     }
 
     /** {@return a new handle to {@code entry}, whose reference the caller already took} */
     PooledHandle<K, V> newHandle(Entry<K, V> entry, AttachState opener) {
-        return untracked
-                ? new PooledHandle<>(this, entry, opener)
-                : leaks.newHandle(entry, tracked -> new PooledHandle<>(this, entry, tracked, opener));
+        return untracked ? new PooledHandle<>(this, entry, opener) : trackedHandle(entry, opener);
+    }
+
+    /** A handle tracked by the leak detector (if its mode picks it) or observed (if on). */
+    private PooledHandle<K, V> trackedHandle(Entry<K, V> entry, AttachState opener) {
+        Observer.Hold hold = null;
+        if (observer != null) {
+            try {
+                hold = observer.open(entry.key, "a handle");
+            } catch (Throwable e) { // the caller already took its reference: the handle goes unobserved
+                pool.report(PoolError.Kind.HELD_TOO_LONG, entry.key, "observing a handle failed", e);
+            }
+        }
+        Observer.Hold observed = hold;
+        return leaks.tracks()
+                ? leaks.newHandle(entry, tracked -> new PooledHandle<>(this, entry, tracked, opener, observed))
+                : new PooledHandle<>(this, entry, null, opener, observed);
+    }
+
+    /** A handle observed since {@code hold} began was closed. */
+    void closed(Observer.Hold hold) {
+        observer.closed(hold);
+    }
+
+    /** {@return {@code System.nanoTime()} if timings are on, else 0 (and no clock read)} */
+    long clock() {
+        return timings == null ? 0 : System.nanoTime();
+    }
+
+    /** A section was taken after a wait begun at {@code begun} (from {@link #clock}); recorded if timings are on. */
+    void sectionWaited(long begun) {
+        if (timings != null) {
+            timings.since(PoolTimings.Timing.SECTION_WAIT, begun);
+        }
+    }
+
+    /**
+     * A section was taken for {@code fn} after a wait begun at {@code begun} (from {@link #clock});
+     * recorded if timings are on, and told to {@code fn} if it is an observed call, whose wait for
+     * the object it is not part of.
+     */
+    void sectionWaited(long begun, Object fn) {
+        if (timings != null) {
+            long waited = System.nanoTime() - begun;
+            timings.record(PoolTimings.Timing.SECTION_WAIT, waited);
+            if (fn instanceof Observer.Call<?, ?, ?> call) {
+                call.sectionWaited(waited);
+            }
+        }
+    }
+
+    /**
+     * {@code fn} in the section of {@code entry}, the section wait timed (timings on): {@code Calls}
+     * and {@code Handle.call} in {@code PER_OBJECT} mode. An observed call ({@link Observer.Call})
+     * learns the wait, which is not part of its wait for the object.
+     */
+    <T, E extends Exception> T applyTimed(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+        long begun = System.nanoTime();
+        Section section = entry.section();
+        Guard lockGuard = defaultWait == null ? section.enter(entry) : section.enterWithin(entry, defaultWait, name());
+        sectionWaited(begun, fn);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            section.unlock(lockGuard);
+        }
+    }
+
+    /** {@return whether calls in {@code PER_OBJECT} mode go through {@link #applyTimed}} */
+    boolean timesSections() {
+        return timings != null;
     }
 
     /** A handle's close: now if attached, otherwise deferred. */
@@ -107,7 +183,10 @@ final class Handles<K, V> {
                 return fn.apply(entry.value);
             }
             if (runs != null) {
-                return Section.applyHooked(entry, fn, defaultWait, name(), runs);
+                return Section.applyHooked(this, entry, fn, defaultWait, runs);
+            }
+            if (timings != null) {
+                return applyTimed(entry, fn);
             }
             return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, name());
         } finally {

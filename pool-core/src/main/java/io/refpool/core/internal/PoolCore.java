@@ -7,11 +7,15 @@ import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolError;
+import io.refpool.core.PoolFunction;
 import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
@@ -94,6 +98,9 @@ public final class PoolCore<K, V> implements PoolState {
     private final EndOfLife<K, V> endOfLife;
     private final DeferredReleases<K, V> releases;
     private final LeakTracker leaks;
+    /** Timings and the held-too-long check, or {@code null}: both off. */
+    private final Observer observer;
+
     private final Handles<K, V> handles;
     private final Acquirer<K, V> acquirer;
     private final Calls<K, V> calls;
@@ -120,7 +127,8 @@ public final class PoolCore<K, V> implements PoolState {
         this.name = config.name();
         this.attachMode = config.attachMode();
         this.errors = config.errors();
-        this.untracked = config.leakDetection() == LeakDetection.OFF;
+        this.observer = Observer.of(this, counters, config.recordTimings(), config.heldTooLong());
+        this.untracked = config.leakDetection() == LeakDetection.OFF && observer == null;
         CancellationToken closingToken = closingToken();
         // built in the order they call each other (see the class comment)
         ReleaseQueue<Release> pending = new ReleaseQueue<>();
@@ -128,7 +136,8 @@ public final class PoolCore<K, V> implements PoolState {
                 new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode, config.defaultWait());
         this.capacity = new Capacity<>(
                 this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
-        this.slots = new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory());
+        this.slots =
+                new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory(), timings());
         this.disposals = new Disposals<>(this, counters, slots, config.disposer());
         this.idle = config.idle() == null ? null : new IdleTier<>(this, slots, this::evicted, config.idle());
         this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
@@ -154,6 +163,7 @@ public final class PoolCore<K, V> implements PoolState {
                 control,
                 runs,
                 leaks,
+                observer,
                 config.strictAccess(),
                 attachMode,
                 config.defaultWait());
@@ -322,24 +332,108 @@ public final class PoolCore<K, V> implements PoolState {
         if (key != null && s.depth > 0 && untracked) {
             return new PooledHandle<>(handles, acquirer.retain(key, s), s);
         }
-        return acquirer.acquireAttached(key, s);
+        return observer == null ? acquirer.acquireAttached(key, s) : acquireTimed(key, s);
+    }
+
+    private Handle<V> acquireTimed(K key, AttachState s) {
+        long begun = clock();
+        Handle<V> handle = acquirer.acquireAttached(key, s);
+        observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        return handle;
     }
 
     /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithin}. */
     public Handle<V> acquire(K key, Duration timeout) {
-        return acquirer.acquireWithin(key, timeout);
+        long begun = clock();
+        Handle<V> handle = acquirer.acquireWithin(key, timeout);
+        if (begun != 0) {
+            observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        }
+        return handle;
     }
 
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
-        return acquirer.acquireAsync(key, token);
+        return timed(clock(), acquirer.acquireAsync(key, token));
     }
 
     /** {@code acquireAsync(key, timeout)}: see {@link Acquirer#acquireAsyncWithin}. */
     public CompletionStage<Handle<V>> acquireAsync(K key, Duration timeout) {
-        return acquirer.acquireAsyncWithin(key, timeout);
+        return timed(clock(), acquirer.acquireAsyncWithin(key, timeout));
+    }
+
+    // ---------------------------------------------------------------- observation
+
+    /** {@return where durations go}, or {@code null} if the pool does not record timings */
+    public PoolTimings timings() {
+        return observer == null ? null : observer.timings;
+    }
+
+    /** {@return {@code System.nanoTime()} if the pool records timings, else 0 without reading the clock} */
+    private long clock() {
+        return observer == null || observer.timings == null ? 0 : System.nanoTime();
+    }
+
+    /** {@return {@code acquired}, its wait recorded when it completes if {@code begun} is not 0} */
+    private CompletionStage<Handle<V>> timed(long begun, CompletionStage<Handle<V>> acquired) {
+        if (begun == 0) {
+            return acquired;
+        }
+        acquired.whenComplete((handle, failure) -> { // the caller's stage stays the pool's: its cancel ends the wait
+            if (failure == null) {
+                observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+            }
+        });
+        return acquired;
+    }
+
+    /**
+     * {@return {@code fn} as the pool's calls run it}: itself, or (timings or the held-too-long
+     * threshold on) timed and watched while it runs
+     *
+     * @param key the call's key
+     * @param fn the function
+     */
+    public <T, E extends Exception> PoolFunction<? super V, ? extends T, E> observed(
+            K key, PoolFunction<? super V, ? extends T, E> fn) {
+        return observer == null || fn == null ? fn : observer.call(key, fn);
+    }
+
+    /**
+     * Runs the held-too-long check as if the clock read {@code nowNanos}, for tests that do not wait
+     * for the periodic one.
+     *
+     * @param nowNanos the clock's reading, {@code System.nanoTime()} based
+     * @return how many holds it reported
+     */
+    public int checkHeldForTests(long nowNanos) {
+        return observer == null ? 0 : observer.check(nowNanos);
+    }
+
+    /** {@return whether the pool's periodic held-too-long check is still scheduled}, for tests */
+    public boolean heldCheckScheduledForTests() {
+        return observer != null && observer.checkQueued();
+    }
+
+    /**
+     * {@return the keys with an object live or idle now}, a snapshot; weakly consistent: a key
+     * acquired or disposed while it is taken may be in it or not
+     */
+    public Set<K> liveKeys() {
+        Set<K> keys = new HashSet<>();
+        slots.forEachEntry(entry -> {
+            if (entry.count() >= 0) {
+                keys.add(entry.key);
+            }
+        });
+        return Collections.unmodifiableSet(keys);
     }
 
     // ---------------------------------------------------------------- errors
+
+    @Override
+    public void timedOut() {
+        counters.timeouts.increment();
+    }
 
     @Override
     public void report(PoolError.Kind kind, Object key, String message, Throwable cause) {
@@ -383,6 +477,9 @@ public final class PoolCore<K, V> implements PoolState {
         try {
             failWaitersDrainAndDispose();
         } finally {
+            if (observer != null) {
+                observer.poolClosed();
+            }
             lifecycle.set(CLOSED);
             closer = null;
             closed.countDown(); // even if the close failed: a second close() must not wait forever

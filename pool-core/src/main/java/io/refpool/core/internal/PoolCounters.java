@@ -19,6 +19,11 @@ final class PoolCounters {
     private final LongAdder zeroes = new LongAdder();
 
     final LongAdder leaks = new LongAdder();
+    /** Handles and calls reported open past the held-too-long threshold. */
+    final LongAdder heldTooLong = new LongAdder();
+    /** Waits the pool ended with a {@code WaitTimeoutException}. */
+    final LongAdder timeouts = new LongAdder();
+
     private final EnumMap<EvictionCause, LongAdder> evictions = new EnumMap<>(EvictionCause.class);
     private final EnumMap<DisposalCause, LongAdder> disposals = new EnumMap<>(DisposalCause.class);
 
@@ -101,7 +106,9 @@ final class PoolCounters {
                 idleHits.sum(),
                 capacityWaiters,
                 leaks.sum(),
-                disposalsByCause());
+                disposalsByCause(),
+                timeouts.sum(),
+                heldTooLong.sum());
     }
 
     Map<DisposalCause, Long> disposalsByCause() {

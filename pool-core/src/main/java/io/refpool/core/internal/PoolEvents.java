@@ -5,8 +5,9 @@ import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.Timespan;
 
-/** The pool's JFR events: drains, waits for the attach gate, leaked handles. */
+/** The pool's JFR events: drains, waits for the attach gate, leaked handles, handles held too long. */
 final class PoolEvents {
     private PoolEvents() {}
 
@@ -44,6 +45,25 @@ final class PoolEvents {
 
         @Label("Key")
         String key;
+
+        @Label("Acquisition Site")
+        String site;
+    }
+
+    @Name("io.refpool.HeldTooLong")
+    @Label("Held Too Long")
+    @Category("refpool")
+    @Description("A handle or a call was still open past the pool's heldTooLong threshold (reported once)")
+    static final class HeldTooLong extends Event {
+        @Label("Pool")
+        String pool;
+
+        @Label("Key")
+        String key;
+
+        @Label("Held")
+        @Timespan(Timespan.NANOSECONDS)
+        long held;
 
         @Label("Acquisition Site")
         String site;

@@ -71,4 +71,14 @@ public final class PoolReadings {
     public long leaks() {
         return counters.leaks.sum();
     }
+
+    /** {@return waits the pool ended with a {@code WaitTimeoutException} so far} */
+    public long timeouts() {
+        return counters.timeouts.sum();
+    }
+
+    /** {@return handles and calls reported open past the held-too-long threshold so far} */
+    public long heldTooLong() {
+        return counters.heldTooLong.sum();
+    }
 }

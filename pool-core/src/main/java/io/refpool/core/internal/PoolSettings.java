@@ -33,6 +33,8 @@ import java.util.function.Consumer;
  * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
  * @param interrupter stops a call running past its limit, or {@code null}
  * @param sectionHooks run when a thread takes and leaves a section, or {@code null}
+ * @param recordTimings whether the pool times waits, uses and creations ({@link PoolTimings})
+ * @param heldTooLong after how long an open handle or call is reported, or {@code null}: never
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -51,7 +53,9 @@ public record PoolSettings<K, V>(
         String name,
         Duration defaultWait,
         Interrupter<? super K, ? super V> interrupter,
-        SectionHooks<? super K, ? super V> sectionHooks) {
+        SectionHooks<? super K, ? super V> sectionHooks,
+        boolean recordTimings,
+        Duration heldTooLong) {
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

@@ -17,6 +17,9 @@ interface PoolState {
     /** Reports a failure to the pool's error listener (falling back to logging if it throws). */
     void report(PoolError.Kind kind, Object key, String message, Throwable cause);
 
+    /** Counts a wait the pool ended with a {@code WaitTimeoutException}. */
+    void timedOut();
+
     /** Passes a named point of the test seam. */
     void hook(PoolHooks.Point point);
 

@@ -30,6 +30,8 @@ final class PooledHandle<K, V> implements Handle<V> {
     private final LeakTracker.Tracked tracked;
     /** The attach state of the opening thread, or {@code null} if not known. */
     private final AttachState opener;
+    /** The observer's record of this handle (timings, held too long), or {@code null}. */
+    private final Observer.Hold hold;
 
     /** Written under this handle's monitor; volatile so other threads see a close at once. */
     private volatile boolean open = true;
@@ -44,13 +46,20 @@ final class PooledHandle<K, V> implements Handle<V> {
         this.entry = entry;
         this.tracked = null;
         this.opener = opener;
+        this.hold = null;
     }
 
-    PooledHandle(Handles<K, V> handles, Entry<K, V> entry, LeakTracker.Tracked tracked, AttachState opener) {
+    PooledHandle(
+            Handles<K, V> handles,
+            Entry<K, V> entry,
+            LeakTracker.Tracked tracked,
+            AttachState opener,
+            Observer.Hold hold) {
         this.handles = handles;
         this.entry = entry;
         this.tracked = tracked;
         this.opener = opener;
+        this.hold = hold;
     }
 
     private void checkOpen(String operation) {
@@ -148,6 +157,9 @@ final class PooledHandle<K, V> implements Handle<V> {
         }
         if (tracked != null) {
             untrack();
+        }
+        if (hold != null) {
+            handles.closed(hold);
         }
         handles.release(entry, opener);
     }

@@ -133,12 +133,15 @@ final class Section {
         }
         retain(entry);
         try {
+            long begun = handles.clock();
             Guard lockGuard = timeout == null
                     ? section.lockFor(me, entry, token)
                     : section.lockWithin(me, entry, timeout, handles.name());
+            handles.sectionWaited(begun);
             return hooked(handles, entry, section, lockGuard);
         } catch (Throwable t) {
             handles.release(entry, null);
+            Waits.counted(t, handles.pool);
             if (t instanceof CancellationException && token.isCancellationRequested()) { // named after the section
                 throw (RuntimeException) Waits.named(t, name(handles, entry));
             }
@@ -285,14 +288,16 @@ final class Section {
      * before it is released; an enter hook that throws leaves it free.
      */
     static <K, V, T, E extends Exception> T applyHooked(
+            Handles<K, V> handles,
             Entry<K, V> entry,
             PoolFunction<? super V, ? extends T, E> fn,
             Duration wait,
-            String pool,
             RunControl<K, V> runs)
             throws E {
         Section section = entry.section();
-        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool);
+        long begun = handles.clock();
+        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, handles.name());
+        handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry);
             try {

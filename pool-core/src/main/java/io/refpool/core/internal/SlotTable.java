@@ -46,6 +46,9 @@ final class SlotTable<K, V> {
         void dispose(Entry<K, V> entry, AttachState s);
     }
 
+    /** Where the factory's durations go, or {@code null}: timings off. */
+    private final PoolTimings timings;
+
     private final PoolState pool;
     private final PoolCounters counters;
     private final Capacity<K, V> capacity;
@@ -61,13 +64,15 @@ final class SlotTable<K, V> {
             Capacity<K, V> capacity,
             Attacher<K, V> attacher,
             Unpublishable<K, V> unpublishable,
-            ObjectFactory<? super K, ? extends V> factory) {
+            ObjectFactory<? super K, ? extends V> factory,
+            PoolTimings timings) {
         this.pool = pool;
         this.counters = counters;
         this.capacity = capacity;
         this.attacher = attacher;
         this.unpublishable = unpublishable;
         this.factory = factory;
+        this.timings = timings;
     }
 
     /** {@return the key's entry, or {@code null} if its slot is empty or holds a creation} */
@@ -206,7 +211,11 @@ final class SlotTable<K, V> {
             if (pool.isClosed()) {
                 throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
+            long begun = timings == null ? 0 : System.nanoTime();
             value = factory.create(key);
+            if (timings != null) {
+                timings.since(PoolTimings.Timing.CREATION, begun);
+            }
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }

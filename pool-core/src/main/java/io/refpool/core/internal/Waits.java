@@ -88,6 +88,14 @@ final class Waits {
      * {@code timer}}: a timeout named after {@code resource} if the timer fired, otherwise
      * {@code failure} itself. An interrupt that raced the timer stays set on the thread.
      */
+    /** {@return {@code failure}}, counted by {@code pool} if it is a timeout */
+    static <T extends Throwable> T counted(T failure, PoolState pool) {
+        if (failure instanceof WaitTimeoutException) {
+            pool.timedOut();
+        }
+        return failure;
+    }
+
     static RuntimeException ended(
             CancellationException failure, CancellationSource timer, String resource, Duration timeout) {
         return timer.isCancellationRequested() ? new WaitTimeoutException(resource, timeout) : failure;
