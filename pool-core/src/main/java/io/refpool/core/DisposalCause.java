@@ -41,5 +41,15 @@ public enum DisposalCause {
      * The factory made it, but the pool could not publish it (the key's {@code hashCode} or
      * {@code equals} threw): nobody ever held it.
      */
-    CREATION_FAILED
+    CREATION_FAILED,
+    /**
+     * The {@linkplain RefPool.Builder#validator validator} refused it (or threw) when an acquire
+     * revived it from idle; the acquire went on with a new object.
+     */
+    FAILED_VALIDATION,
+    /**
+     * It outlived its {@linkplain RefPool.Builder#maxLifetime maximum lifetime}: retired when its
+     * count reached zero, or when an acquire would have revived it, never under an open handle.
+     */
+    LIFETIME
 }

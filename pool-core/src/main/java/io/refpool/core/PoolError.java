@@ -65,7 +65,13 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * A reference was released that nobody held (a count already at zero, or disposed): a
          * defect of the pool, never of its caller; the release was not applied.
          */
-        REFCOUNT_DOUBLE_RELEASE
+        REFCOUNT_DOUBLE_RELEASE,
+        /**
+         * The validator threw while checking an idle object (which was then disposed as {@link
+         * DisposalCause#FAILED_VALIDATION}), or the ticker threw while the pool read an object's
+         * age (the object was kept).
+         */
+        REVIVE_CHECK_FAILED
     }
 
     /**

@@ -123,12 +123,24 @@ public final class PoolCore<K, V> implements PoolState {
         ReleaseQueue<Release> pending = new ReleaseQueue<>();
         this.attacher =
                 new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode, config.defaultWait());
+        Revival<K, V> revival = Revival.of(
+                this, counters, config.validator(), config.maxLifetimeNanos(), config.clock(), this::disposeChecked);
         this.capacity = new Capacity<>(
-                this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
-        this.slots = new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory());
+                this,
+                counters,
+                closingToken,
+                attacher,
+                reclaimer(),
+                config.idle() != null,
+                revival != null,
+                config.maxObjects());
+        this.slots =
+                new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory(), revival);
         this.disposals = new Disposals<>(this, counters, slots, config.disposer());
-        this.idle = config.idle() == null ? null : new IdleTier<>(this, slots, this::evicted, config.idle());
-        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
+        this.idle = config.idle() == null
+                ? null
+                : new IdleTier<>(this, slots, this::evicted, config.idle(), config.ticker());
+        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, revival, capacity, disposals);
         this.releases = new DeferredReleases<>(
                 pending,
                 this,
@@ -152,13 +164,13 @@ public final class PoolCore<K, V> implements PoolState {
                 config.strictAccess(),
                 attachMode,
                 config.defaultWait());
-        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
+        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles, revival != null);
         this.calls = new Calls<>(this, attacher, acquirer, handles);
         this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
     }
 
-    // the three calls back up the order of construction
+    // the four calls back up the order of construction
 
     private void applyIfDirty(AttachState s) {
         releases.applyIfDirty(s);
@@ -170,6 +182,10 @@ public final class PoolCore<K, V> implements PoolState {
 
     private void unpublishable(Entry<K, V> entry, AttachState s) {
         endOfLife.unpublishable(entry, s);
+    }
+
+    private void disposeChecked(Entry<K, V> entry) {
+        endOfLife.disposeChecked(entry);
     }
 
     /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */

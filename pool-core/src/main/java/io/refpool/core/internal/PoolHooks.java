@@ -27,7 +27,9 @@ public interface PoolHooks {
          */
         CAPACITY_QUEUED,
         /** attachAsync found the pool open and has not yet tried the gate. */
-        ATTACH_ASYNC_CHECKED
+        ATTACH_ASYNC_CHECKED,
+        /** An acquire claimed an idle object for its revive check and has not yet checked it. */
+        REVIVE_CLAIMED
     }
 
     /**

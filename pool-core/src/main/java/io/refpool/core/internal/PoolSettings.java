@@ -1,11 +1,13 @@
 package io.refpool.core.internal;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Disposer;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.ObjectFactory;
+import io.refpool.core.ObjectValidator;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -29,6 +31,9 @@ import java.util.function.Consumer;
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
  * @param name the pool's name, in messages, JFR events and drainer thread names
  * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
+ * @param validator checks an idle object when an acquire revives it, or {@code null}
+ * @param maxLifetimeNanos the maximum lifetime of an object, or 0 for none
+ * @param ticker the pool's time source, or {@code null} for {@link Ticker#systemTicker()}
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -45,7 +50,15 @@ public record PoolSettings<K, V>(
         int leakSampleInterval,
         boolean strictAccess,
         String name,
-        Duration defaultWait) {
+        Duration defaultWait,
+        ObjectValidator<? super K, ? super V> validator,
+        long maxLifetimeNanos,
+        Ticker ticker) {
+
+    /** {@return the pool's time source: the configured ticker, or the system's} */
+    Ticker clock() {
+        return ticker == null ? Ticker.systemTicker() : ticker;
+    }
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

@@ -52,6 +52,9 @@ final class SlotTable<K, V> {
     private final Attacher<K, V> attacher;
     private final Unpublishable<K, V> unpublishable;
     private final ObjectFactory<? super K, ? extends V> factory;
+    /** {@code null} without revive checks. */
+    private final Revival<K, V> revival;
+
     private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
 
@@ -61,7 +64,9 @@ final class SlotTable<K, V> {
             Capacity<K, V> capacity,
             Attacher<K, V> attacher,
             Unpublishable<K, V> unpublishable,
-            ObjectFactory<? super K, ? extends V> factory) {
+            ObjectFactory<? super K, ? extends V> factory,
+            Revival<K, V> revival) {
+        this.revival = revival;
         this.pool = pool;
         this.counters = counters;
         this.capacity = capacity;
@@ -126,11 +131,27 @@ final class SlotTable<K, V> {
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
-                if (entry.retainLive(counters) >= 0) {
+                if (revival == null ? entry.retainLive(counters) >= 0 : entry.retainIfLive() > 0) {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
                     return entry;
+                }
+                if (revival != null) { // idle: revived through its check, or being checked
+                    Attempt checked = revival.revive(entry);
+                    if (checked == entry) {
+                        if (permit != null) {
+                            permit.close();
+                        }
+                        return entry;
+                    }
+                    if (checked != null) {
+                        return checked; // another acquire's check: wait for its verdict
+                    }
+                    int count = entry.count();
+                    if (count >= 0 || Entry.isChecking(count)) {
+                        continue; // moved meanwhile: look again
+                    }
                 }
                 if (!entry.retirement.isDone()) {
                     return entry.retirement; // claimed for disposal: its successor waits for the disposer
@@ -195,6 +216,7 @@ final class SlotTable<K, V> {
     private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
         V value;
+        long retireAt = Long.MAX_VALUE;
         try {
             if (permit == null && capacity.isBounded()) {
                 permit = capacity.take(s);
@@ -206,10 +228,14 @@ final class SlotTable<K, V> {
             if (pool.isClosed()) {
                 throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
+            if (revival != null) { // before the factory: a ticker that throws leaves nothing made
+                retireAt = revival.retireAt();
+            }
             value = factory.create(key);
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
+
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                     ? failure
@@ -228,7 +254,7 @@ final class SlotTable<K, V> {
             }
             throw unchecked(shaped);
         }
-        Entry<K, V> entry = new Entry<>(key, value, permit);
+        Entry<K, V> entry = new Entry<>(key, value, permit, retireAt);
         if (instances.putIfAbsent(new Identity(value), entry) != null) {
             Capacity.giveBack(permit); // the instance belongs to another key: not this creation's to dispose
             IllegalStateException shared =
