@@ -679,6 +679,33 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
+     * pool's {@linkplain Builder#executor executor}, one key at a time, each in a short attach of
+     * its own (the factory runs attached, as for any creation; the gate is free between keys). A
+     * key that has an object, live or idle or being created, is skipped. Only free capacity is
+     * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
+     * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the
+     * warm-up stops and completes with what it made, which stays idle.
+     *
+     * <pre>{@code
+     * pool.warmUp(List.of("tenant-1", "tenant-2"), CancellationToken.none())
+     *         .thenAccept(made -> System.out.println(made + " sessions ready"));
+     * }</pre>
+     *
+     * @param keys the keys to create; copied at the call
+     * @param token ends the warm-up before its next key
+     * @return a stage of how many objects it made; failed with the factory's exception (the keys
+     *     before it stay warm), or with {@link PoolClosedException} if the pool closed first (an
+     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED})
+     * @throws NullPointerException if an argument or a key is null
+     * @throws IllegalStateException if the pool has no idle cache: each object would be disposed
+     *     as soon as it was made
+     */
+    public CompletionStage<Integer> warmUp(java.util.Collection<? extends K> keys, CancellationToken token) {
+        return core.warmUp(keys, token);
+    }
+
+    /**
      * Disposes (attached) every object that is idle when the call reaches it; objects in use are
      * left alone. It attaches as needed.
      *

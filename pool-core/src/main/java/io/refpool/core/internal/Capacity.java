@@ -177,6 +177,11 @@ final class Capacity<K, V> {
         }
     }
 
+    /** {@return a permit that is free now, or {@code null}}: no eviction, no wait (a warm-up's) */
+    Guard tryTakeFree() {
+        return permits.tryAcquire(1).orElse(null);
+    }
+
     /**
      * A creator published {@code entry}, holding a reference: the key's waiters in line share it
      * instead of waiting for a permit.

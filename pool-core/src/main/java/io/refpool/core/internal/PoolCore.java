@@ -99,6 +99,7 @@ public final class PoolCore<K, V> implements PoolState {
     private final Calls<K, V> calls;
     private final AsyncCalls<K, V> asyncCalls;
     private final LifecycleControl<K, V> control;
+    private final Warmer<K, V> warmer;
     private final PoolReadings readings;
 
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
@@ -168,6 +169,7 @@ public final class PoolCore<K, V> implements PoolState {
         this.calls = new Calls<>(this, attacher, acquirer, handles);
         this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
+        this.warmer = new Warmer<>(this, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
     }
 
     // the four calls back up the order of construction
@@ -339,6 +341,11 @@ public final class PoolCore<K, V> implements PoolState {
     /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithin}. */
     public Handle<V> acquire(K key, Duration timeout) {
         return acquirer.acquireWithin(key, timeout);
+    }
+
+    /** {@code pool.warmUp(keys, token)}: see {@link Warmer}. */
+    public CompletionStage<Integer> warmUp(java.util.Collection<? extends K> keys, CancellationToken token) {
+        return warmer.warmUp(keys, token);
     }
 
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {

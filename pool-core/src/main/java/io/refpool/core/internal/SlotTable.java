@@ -168,6 +168,32 @@ final class SlotTable<K, V> {
     }
 
     /**
+     * A warm-up's creation of {@code key}: only if its slot is empty, and only with a free permit.
+     *
+     * @return the new entry with a reference taken for the caller, {@code null} if the key has an
+     *     object or a creation, or {@link Attempt.NeedsCapacity} if no permit is free
+     */
+    Attempt warm(K key, AttachState s) {
+        Guard permit = null;
+        if (capacity.isBounded()) {
+            permit = capacity.tryTakeFree();
+            if (permit == null) {
+                return Attempt.NeedsCapacity.INSTANCE;
+            }
+        }
+        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+        boolean mine = false;
+        try {
+            mine = slots.putIfAbsent(key, creation) == null;
+        } finally {
+            if (!mine) {
+                Capacity.giveBack(permit); // the key has an object or a creation, or its hashCode threw
+            }
+        }
+        return mine ? create(key, creation, s, permit) : null;
+    }
+
+    /**
      * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
      * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
      * creation while holding it. An interrupt ends the wait (the creation goes on) once the thread
