@@ -308,6 +308,58 @@ class ReviveChecksTest {
         on.close();
     }
 
+    /** A ticker that throws: at creation the acquire fails with nothing made; at count 0 the object is kept. */
+    @Test
+    void aThrowingTickerLosesNoObjectAndNoCapacity() {
+        AtomicInteger failing = new AtomicInteger();
+        RefPool<String, Object> pool =
+                build(builder().maxObjects(1).maxLifetime(LIFETIME).ticker(() -> {
+                    if (failing.get() > 0) {
+                        failing.decrementAndGet();
+                        throw new IllegalStateException("clock gone");
+                    }
+                    return now.get();
+                }));
+        failing.set(1);
+        assertThrows(IllegalStateException.class, () -> current(pool, "k"), "read before the factory");
+        assertEquals(0, created.get());
+        Handle<Object> held = acquire(pool, "k"); // the one permit was given back
+        Object kept = held.get();
+        failing.set(1);
+        close(pool, held); // count 0: the age cannot be read, the object is kept
+        assertEquals(
+                PoolError.Kind.REVIVE_CHECK_FAILED,
+                errors.get(errors.size() - 1).kind());
+        assertEquals(1, pool.stats().idle());
+        assertSame(kept, current(pool, "k"));
+        pool.close();
+        assertEquals(1, disposed.size());
+    }
+
+    /** A validator that calls back into the pool: other keys work; its own key fails the check, never hangs. */
+    @Test
+    void aValidatorMayUseThePoolAndItsOwnKeyFailsTheCheck() {
+        AtomicInteger checks = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<RefPool<String, Object>> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        self.set(validated((key, value) -> {
+            checks.incrementAndGet();
+            if (key.equals("other")) {
+                return true;
+            }
+            self.get().call("other", other -> other); // another key, nested attach
+            return self.get().call(key, own -> own) != null; // its own key: would wait for itself
+        }));
+        RefPool<String, Object> pool = self.get();
+        Object first = current(pool, "k");
+        current(pool, "other");
+        Object second = current(pool, "k");
+        assertNotSame(first, second);
+        assertEquals(DisposalCause.FAILED_VALIDATION, disposed.get(first));
+        assertTrue(errors.stream().anyMatch(e -> e.cause() instanceof IllegalStateException), errors.toString());
+        pool.close();
+    }
+
     @Test
     void badLifetimesAreRefusedAtTheCall() {
         RefPool.Builder<Object, Object> builder = RefPool.newBuilder();
