@@ -274,6 +274,62 @@ class ReviveChecksTest {
         pool.close();
     }
 
+    /**
+     * {@code invalidate(key)} while an acquire holds the idle object claimed, before its check: the
+     * claim refuses the invalidation its disposal, so the check disposes it, and the acquire gets a
+     * new object. Fails if the check ignores the retirement (the invalidated object is lent).
+     */
+    @Test
+    void anInvalidationBeforeTheCheckDisposesTheObjectThere() throws Exception {
+        RefPool<String, Object> pool = validated((key, value) -> true);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        Object old = current(pool, "k");
+        PointPauses.Pause claimed = hooks.pause(Point.REVIVE_CLAIMED, null);
+        Forked<Object> reviving = fork("reviving", () -> current(pool, "k"));
+        claimed.awaitArrival();
+        assertTrue(pool.invalidate("k"));
+        assertFalse(disposed.containsKey(old), "claimed for its check: not disposed by the invalidation");
+        claimed.proceed();
+
+        Object fresh = reviving.join();
+        assertNotSame(old, fresh);
+        assertEquals(DisposalCause.INVALIDATED, disposed.get(old));
+        pool.close();
+    }
+
+    /**
+     * {@code invalidate(key)} during a check that passes: the acquire keeps the object it checked,
+     * the key lets go of it, and it is disposed at its close. Fails if the passed check leaves the
+     * retired object in its key's slot (the next acquire shares it).
+     */
+    @Test
+    void anInvalidationDuringAPassingCheckRetiresTheObjectAtItsClose() throws Exception {
+        CountDownLatch checking = new CountDownLatch(1);
+        CountDownLatch verdict = new CountDownLatch(1);
+        AtomicInteger checks = new AtomicInteger();
+        RefPool<String, Object> pool = validated((key, value) -> {
+            if (checks.incrementAndGet() == 1) {
+                checking.countDown();
+                verdict.await();
+            }
+            return true;
+        });
+        Object old = current(pool, "k");
+        Forked<Handle<Object>> reviving = fork("reviving", () -> acquire(pool, "k"));
+        assertTrue(checking.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertTrue(pool.invalidate("k"));
+        verdict.countDown();
+
+        Handle<Object> handle = reviving.join();
+        assertSame(old, handle.get(), "the check passed: the acquire keeps it");
+        Object fresh = current(pool, "k");
+        assertNotSame(old, fresh, "the key let go of the invalidated object");
+        close(pool, handle);
+        assertEquals(DisposalCause.INVALIDATED, disposed.get(old));
+        pool.close();
+    }
+
     /** Without a lifetime the clock is never read; with one, not on the acquire of an object in use. */
     @Test
     void theClockIsReadOnlyAtCreationCountZeroAndRevive() {

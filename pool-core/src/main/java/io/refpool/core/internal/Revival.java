@@ -145,7 +145,10 @@ final class Revival<K, V> {
         DisposalCause failure = null;
         try {
             pool.hook(PoolHooks.Point.REVIVE_CLAIMED);
-            if (expired(entry)) {
+            DisposalCause retired = entry.retiredAs();
+            if (retired != null) { // invalidated while idle, its disposal refused by this claim: it goes now
+                failure = retired;
+            } else if (expired(entry)) {
                 failure = DisposalCause.LIFETIME;
             } else if (validator != null && !validator.isValid(entry.key, entry.value)) {
                 failure = DisposalCause.FAILED_VALIDATION;

@@ -140,6 +140,12 @@ final class SlotTable<K, V> {
                 if (revival != null) { // idle: revived through its check, or being checked
                     Attempt checked = revival.revive(entry);
                     if (checked == entry) {
+                        if (entry.isRetired()) {
+                            // invalidated during the check, which refused it both the disposal and the
+                            // vacate of an object in use (it saw neither 0 nor a positive count): the
+                            // count is set before this read, the cause before its read of the count
+                            vacate(entry);
+                        }
                         if (permit != null) {
                             permit.close();
                         }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -19,7 +20,8 @@ import java.util.concurrent.Executor;
  * is given back between keys, so a warm-up never holds it for longer than one creation. A key that
  * has an object (live, idle, or being created) is skipped. Only a free permit is used: a warm-up
  * never disposes an idle object to make room, never waits in line for capacity, and stops when none
- * is free. The token is read before each key; a cancelled warm-up completes with what it made.
+ * is free. The token is read before each key and ends a wait for the gate; a cancelled warm-up
+ * completes with what it made.
  */
 final class Warmer<K, V> {
     private final PoolState pool;
@@ -86,7 +88,12 @@ final class Warmer<K, V> {
                     continue;
                 }
                 Boolean createdOrFull;
-                Attachment attached = attacher.attach(CancellationToken.none(), false, false);
+                Attachment attached;
+                try {
+                    attached = attacher.attach(token, false, false); // the token ends a wait for the gate
+                } catch (CancellationException cancelled) {
+                    break;
+                }
                 try {
                     createdOrFull = warmOne(key, attacher.state());
                 } finally {
