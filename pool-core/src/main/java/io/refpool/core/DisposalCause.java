@@ -46,5 +46,15 @@ public enum DisposalCause {
      * The pool's {@link Interrupter} stopped a call running on it and asked to retire it (or threw);
      * disposed when the call, and every other holder, let go.
      */
-    INTERRUPTED
+    INTERRUPTED,
+    /**
+     * The {@linkplain RefPool.Builder#validator validator} refused it (or threw) when an acquire
+     * revived it from idle; the acquire went on with a new object.
+     */
+    FAILED_VALIDATION,
+    /**
+     * It outlived its {@linkplain RefPool.Builder#maxLifetime maximum lifetime}: retired when its
+     * count reached zero, or when an acquire would have revived it, never under an open handle.
+     */
+    LIFETIME
 }

@@ -78,7 +78,13 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * {@linkplain RefPool.Builder#heldTooLong held-too-long threshold}; reported once, with the
          * site that acquired it as the cause. Nothing is done to it.
          */
-        HELD_TOO_LONG
+        HELD_TOO_LONG,
+        /**
+         * The validator threw while checking an idle object (which was then disposed as {@link
+         * DisposalCause#FAILED_VALIDATION}), or the ticker threw while the pool read an object's
+         * age (the object was kept).
+         */
+        REVIVE_CHECK_FAILED
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.refpool.core;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.internal.PoolCore;
 import io.refpool.core.internal.PoolSettings;
 import io.refpool.sync.CancellationToken;
@@ -686,6 +687,33 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
+     * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
+     * pool's {@linkplain Builder#executor executor}, one key at a time, each in a short attach of
+     * its own (the factory runs attached, as for any creation; the gate is free between keys). A
+     * key that has an object, live or idle or being created, is skipped. Only free capacity is
+     * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
+     * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the
+     * warm-up stops and completes with what it made, which stays idle.
+     *
+     * <pre>{@code
+     * pool.warmUp(List.of("tenant-1", "tenant-2"), CancellationToken.none())
+     *         .thenAccept(made -> System.out.println(made + " sessions ready"));
+     * }</pre>
+     *
+     * @param keys the keys to create; copied at the call
+     * @param token ends the warm-up before its next key
+     * @return a stage of how many objects it made; failed with the factory's exception (the keys
+     *     before it stay warm), or with {@link PoolClosedException} if the pool closed first (an
+     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED})
+     * @throws NullPointerException if an argument or a key is null
+     * @throws IllegalStateException if the pool has no idle cache: each object would be disposed
+     *     as soon as it was made
+     */
+    public CompletionStage<Integer> warmUp(java.util.Collection<? extends K> keys, CancellationToken token) {
+        return core.warmUp(keys, token);
+    }
+
+    /**
      * Disposes (attached) every object that is idle when the call reaches it; objects in use are
      * left alone. It attaches as needed.
      *
@@ -817,6 +845,9 @@ public final class RefPool<K, V> implements AutoCloseable {
         private SectionHooks<? super K, ? super V> sectionHooks;
         private boolean recordTimings;
         private Duration heldTooLong;
+        private ObjectValidator<? super K, ? super V> validator;
+        private long maxLifetimeNanos;
+        private Ticker ticker;
 
         private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -905,6 +936,34 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
+         * Checks an idle object each time an acquire revives it (its count went to zero and it was
+         * kept idle); an object in use is never checked, so the check costs nothing on the way to a
+         * live object, and nothing at all when not set. A refusal or a throw disposes the object as
+         * {@link DisposalCause#FAILED_VALIDATION} and the acquire goes on with a new one; acquirers
+         * of the key that come during the check wait for its verdict. Default: none.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+         *         .idle(cache -> cache.maximumSize(16))
+         *         .validator((tenant, session) -> session.query("select 1") != null)
+         *         .build();
+         * }</pre>
+         *
+         * @param validator the check; see {@link ObjectValidator}
+         * @param <K1> the key type, narrowed to what {@code validator} takes
+         * @param <V1> the object type, narrowed to what {@code validator} takes
+         * @return this builder
+         */
+        @SuppressWarnings("unchecked") // narrows the builder's own type parameters, as Caffeine's does
+        public <K1 extends K, V1 extends V> Builder<K1, V1> validator(
+                ObjectValidator<? super K1, ? super V1> validator) {
+            Objects.requireNonNull(validator, "validator");
+            Builder<K1, V1> self = (Builder<K1, V1>) this;
+            self.validator = validator;
+            return self;
+        }
+
+        /**
          * Sets hooks run when a thread takes an object's section and when it leaves it: around the
          * function of {@code call}, {@code run} and {@code callAsync} in {@link AttachMode#PER_OBJECT}
          * mode, and around {@link Handle#section()} and {@link Handle#sectionAsync} in any mode; see
@@ -930,6 +989,64 @@ public final class RefPool<K, V> implements AutoCloseable {
             Builder<K1, V1> self = (Builder<K1, V1>) this;
             self.sectionHooks = sectionHooks;
             return self;
+        }
+
+        /**
+         * Retires objects older than {@code maxLifetime}, as {@link DisposalCause#LIFETIME}: when
+         * their count next reaches zero, or when an acquire would revive one from idle; never under
+         * an open handle or a running call. Each object's limit is shortened by a jitter of up to a
+         * tenth of {@code maxLifetime}, so objects created together do not all retire together. The
+         * age is read from the {@link #ticker ticker} when an object is created, reaches zero or is
+         * revived, never on the acquire of an object in use. Default: none.
+         *
+         * <pre>{@code
+         * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+         *         .idle(cache -> cache.maximumSize(16))
+         *         .maxLifetime(Duration.ofHours(1))   // each lives 54 to 60 minutes
+         *         .build();
+         * }</pre>
+         *
+         * @param maxLifetime the limit, positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxLifetime} is not positive; the builder is
+         *     unchanged
+         * @throws NullPointerException if {@code maxLifetime} is null
+         */
+        public Builder<K, V> maxLifetime(Duration maxLifetime) {
+            Objects.requireNonNull(maxLifetime, "maxLifetime");
+            if (maxLifetime.isZero() || maxLifetime.isNegative()) {
+                throw new IllegalArgumentException("maxLifetime must be positive, was " + maxLifetime);
+            }
+            long nanos;
+            try {
+                nanos = maxLifetime.toNanos();
+            } catch (ArithmeticException tooLong) {
+                nanos = Long.MAX_VALUE / 2; // centuries: the same as none, without overflow
+            }
+            this.maxLifetimeNanos = Math.min(nanos, Long.MAX_VALUE / 2);
+            return this;
+        }
+
+        /**
+         * Sets the pool's time source, read for {@link #maxLifetime}; it is also the idle cache's,
+         * unless the {@link #idle idle} configurer sets one of its own. A ticker that throws is
+         * reported as {@link PoolError.Kind#REVIVE_CHECK_FAILED} and the object it timed is kept.
+         * Default: {@link Ticker#systemTicker()}.
+         *
+         * <pre>{@code
+         * var now = new java.util.concurrent.atomic.AtomicLong(); // a test's clock, moved by hand
+         * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+         *         .maxLifetime(Duration.ofMinutes(10))
+         *         .ticker(now::get)
+         *         .build();
+         * }</pre>
+         *
+         * @param ticker the time source, in nanoseconds
+         * @return this builder
+         */
+        public Builder<K, V> ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
         }
 
         /**
@@ -1273,7 +1390,10 @@ public final class RefPool<K, V> implements AutoCloseable {
                     (Interrupter<? super K1, ? super V1>) interrupter,
                     (SectionHooks<? super K1, ? super V1>) sectionHooks,
                     recordTimings,
-                    heldTooLong)));
+                    heldTooLong,
+                    (ObjectValidator<? super K1, ? super V1>) validator,
+                    maxLifetimeNanos,
+                    ticker)));
         }
     }
 }

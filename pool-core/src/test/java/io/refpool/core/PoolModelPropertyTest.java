@@ -33,10 +33,13 @@ import org.junit.jupiter.api.Test;
  *
  * <p>{@link #sequentialRunsMatchTheReferenceModelStepByStep} drives one thread through random
  * attaches (shared or exclusive, nested), detaches, acquires, async acquires (which may wait for
- * capacity), shares, closes on and off attachment, and a pool close, and after every step compares
- * every counter of {@link PoolStats} and every handle's object with a small model of counts, idle
- * objects, pending decrements and a FIFO line of capacity waiters. The model learns only what the
- * pool may choose freely: which idle object a capacity eviction picks.
+ * capacity), shares, closes on and off attachment, {@code Handle.invalidate()}, and a pool close;
+ * in some runs also a validator that refuses objects the run marked bad, and a maximum lifetime on
+ * a fake ticker the run moves by whole lifetimes. After every step it compares every counter of
+ * {@link PoolStats} (with the disposals for the causes those steps add) and every handle's object
+ * with a small model of counts, idle objects, retired objects still held, object ages, pending
+ * decrements and a FIFO line of capacity waiters. The model learns only what the pool may choose
+ * freely: which idle object a capacity eviction picks.
  *
  * <p>{@link #concurrentRunsKeepTheInvariants} runs {@link TestKeyedConcurrentRun}s: several threads
  * doing the same operations plus handing handles to each other, timed-out async acquires, expiry on
@@ -54,6 +57,11 @@ class PoolModelPropertyTest {
     private static final int CONCURRENT_THREADS = 3;
     private static final int CONCURRENT_STEPS = 300;
     private static final String[] KEYS = {"k0", "k1", "k2", "k3"};
+    /** The maximum lifetime of the runs with revive checks; the clock moves by whole lifetimes. */
+    private static final long LIFETIME_NANOS = 1_000_000_000L;
+    /** The disposal causes the model counts one by one. */
+    private static final List<DisposalCause> COUNTED_CAUSES =
+            List.of(DisposalCause.RETIRED, DisposalCause.FAILED_VALIDATION, DisposalCause.LIFETIME);
 
     private static ExecutorService offAttachment;
 
@@ -125,15 +133,21 @@ class PoolModelPropertyTest {
         Session session; // null until learned (an object a waiter created mid-step)
         int refs; // open handles plus pending decrements: the pool's count
         boolean idle;
+        final long bornAt; // the ticker when it was created
+        boolean retired; // Handle.invalidate(): out of its key's slot, disposed at count 0
+        boolean bad; // the validator refuses it
+        DisposalCause fate; // why it is disposed, once decided
 
-        ModelObject(String key, Session session) {
+        ModelObject(String key, Session session, long bornAt) {
             this.key = key;
             this.session = session;
+            this.bornAt = bornAt;
         }
 
         @Override
         public String toString() {
-            return key + "(refs " + refs + (idle ? ", idle" : "") + ")";
+            return key + "(refs " + refs + (idle ? ", idle" : "") + (retired ? ", retired" : "") + (bad ? ", bad" : "")
+                    + ")";
         }
     }
 
@@ -168,12 +182,20 @@ class PoolModelPropertyTest {
         final AttachMode mode;
         final boolean idleCache;
         final int maxObjects; // 0: unbounded
+        final boolean checks; // a validator and a maximum lifetime
+        final java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.Set<Session> refused = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicLong validatorCalls = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.Set<Session> everRetired = java.util.concurrent.ConcurrentHashMap.newKeySet();
         final Engine engine = new Engine();
         final RefPool<String, Session> pool;
         final List<String> trace = new ArrayList<>();
 
         // the model
         final Map<String, ModelObject> objects = new HashMap<>(); // not disposed, by key
+        final List<ModelObject> retired = new ArrayList<>(); // retired, held, not disposed yet
+        final Map<DisposalCause, Long> disposedFor = new java.util.EnumMap<>(DisposalCause.class);
+        long validations;
         final List<Held> held = new ArrayList<>();
         final List<ModelObject> pendingReleases = new ArrayList<>();
         final ArrayDeque<Waiter> inLine = new ArrayDeque<>();
@@ -198,6 +220,8 @@ class PoolModelPropertyTest {
             this.mode = random.nextBoolean() ? AttachMode.GLOBAL : AttachMode.SHARED;
             this.idleCache = random.nextInt(3) != 0;
             this.maxObjects = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(3);
+            this.checks = random.nextBoolean();
+            engine.replacedAtOnce = everRetired::contains; // a retired object's key gets its next one at once
             RefPool.Builder<String, Session> builder = engine.builder()
                     .attachMode(mode)
                     .drainDelay(java.time.Duration.ofHours(1)) // only attaches drain, as the model says
@@ -208,8 +232,18 @@ class PoolModelPropertyTest {
             if (maxObjects > 0) {
                 builder.maxObjects(maxObjects);
             }
+            if (checks) {
+                builder = builder.<String, Session>validator((key, session) -> {
+                            validatorCalls.incrementAndGet();
+                            return !refused.contains(session);
+                        })
+                        .maxLifetime(java.time.Duration.ofNanos(LIFETIME_NANOS))
+                        .ticker(now::get);
+            }
             pool = engine.build(builder);
-            trace.add("pool: " + mode + ", idle cache " + idleCache + ", maxObjects " + maxObjects);
+            COUNTED_CAUSES.forEach(cause -> disposedFor.put(cause, 0L));
+            trace.add("pool: " + mode + ", idle cache " + idleCache + ", maxObjects " + maxObjects + ", checks "
+                    + checks);
         }
 
         void run() throws Exception {
@@ -226,7 +260,7 @@ class PoolModelPropertyTest {
 
         private void step() throws Exception {
             int depth = scopes.size();
-            int choice = random.nextInt(100);
+            int choice = random.nextInt(checks ? 110 : 104);
             if (choice < 12 && depth < 3) {
                 attach();
             } else if (choice < 24 && depth > 0) {
@@ -243,7 +277,90 @@ class PoolModelPropertyTest {
                 closeOffAttachment(held.remove(random.nextInt(held.size())));
             } else if (choice == 99) {
                 closePool();
+            } else if (choice < 104 && !held.isEmpty()) {
+                invalidate(held.get(random.nextInt(held.size())));
+            } else if (choice < 107 && checks) {
+                markBad();
+            } else if (choice >= 107) {
+                now.addAndGet(LIFETIME_NANOS); // every object alive now outlives its limit
+                trace.add("clock + lifetime");
             }
+        }
+
+        /** {@code Handle.invalidate()}: attaches, nested or not (draining); the object leaves its key. */
+        private void invalidate(Held target) {
+            trace.add("invalidate(" + target.object + ")");
+            boolean outermost = scopes.isEmpty();
+            if (outermost) {
+                holdingGate = true;
+                holdingExclusively = mode == AttachMode.GLOBAL;
+            }
+            drain();
+            assertEquals(!target.object.retired, target.handle.invalidate(), "retired by this call");
+            if (!target.object.retired) {
+                target.object.retired = true;
+                everRetired.add(target.object.session);
+                objects.remove(target.object.key, target.object);
+                retired.add(target.object);
+            }
+            if (outermost) {
+                holdingGate = false;
+                runGrantedWaiters();
+            }
+        }
+
+        /** The validator refuses a known object from now on: checked at its next revive. */
+        private void markBad() {
+            List<ModelObject> known = new ArrayList<>();
+            for (ModelObject object : objects.values()) {
+                if (object.session != null && !object.bad) {
+                    known.add(object);
+                }
+            }
+            if (known.isEmpty()) {
+                return;
+            }
+            ModelObject target = known.get(random.nextInt(known.size()));
+            trace.add("bad(" + target + ")");
+            target.bad = true;
+            refused.add(target.session);
+        }
+
+        private boolean expired(ModelObject object) {
+            return checks && now.get() - object.bornAt >= LIFETIME_NANOS;
+        }
+
+        /**
+         * An acquire revives idle {@code object} through its checks. {@return it}, or {@code null}
+         * if a check failed and disposed it: the acquire creates the key's next object
+         */
+        private ModelObject revive(ModelObject object) {
+            DisposalCause failed = null;
+            if (checks) {
+                if (expired(object)) {
+                    failed = DisposalCause.LIFETIME;
+                } else {
+                    validations++;
+                    failed = object.bad ? DisposalCause.FAILED_VALIDATION : null;
+                }
+            }
+            object.idle = false;
+            if (failed == null) {
+                idleHits++;
+                return object;
+            }
+            object.fate = failed;
+            dispose(object);
+            return null;
+        }
+
+        /** A creation of {@code key}'s object, its session learned now or later ({@code null}). */
+        private ModelObject create(String key, Session session) {
+            creations++;
+            ModelObject created = new ModelObject(key, session, now.get());
+            created.refs = 1;
+            objects.put(key, created);
+            return created;
         }
 
         // ------------------------------------------------------------ operations
@@ -298,7 +415,7 @@ class PoolModelPropertyTest {
             ModelObject object = objects.get(key);
             CompletableFuture<Handle<Session>> future =
                     pool.acquireAsync(key, CancellationToken.none()).toCompletableFuture();
-            if (object != null) { // shared or revived at once, without attaching
+            if (object != null && !(checks && object.idle)) { // shared or revived at once, without attaching
                 assertTrue(future.isDone(), "an acquireAsync of a live or idle key completes at once");
                 Handle<Session> handle = future.join();
                 held.add(new Held(handle, open(key, object, handle.get())));
@@ -310,14 +427,23 @@ class PoolModelPropertyTest {
             drain();
             Waiter waiter = new Waiter(key, future);
             allWaiters.add(waiter);
-            ModelObject now = objects.get(key); // a waiter the drain served may have created it
-            if (now != null) {
-                if (now.idle) {
-                    now.idle = false;
-                    idleHits++;
+            ModelObject current = objects.get(key); // a waiter the drain served may have created it
+            if (current != null && current.idle) {
+                current = revive(current); // with checks, the idle object's revive attaches
+                if (current == null) { // its check failed: its permit makes the new one
+                    ModelObject created = create(key, null);
+                    waiter.served = created;
+                    waiter.createdForIt = true;
+                    served.add(waiter);
+                    serveLine(created);
+                    holdingGate = false;
+                    runGrantedWaiters();
+                    return;
                 }
-                now.refs++;
-                waiter.served = now;
+            }
+            if (current != null) {
+                current.refs++;
+                waiter.served = current;
                 served.add(waiter);
                 holdingGate = false;
                 runGrantedWaiters();
@@ -329,10 +455,7 @@ class PoolModelPropertyTest {
             if (atCapacity()) {
                 inLine.add(waiter);
             } else {
-                creations++;
-                ModelObject created = new ModelObject(key, null);
-                created.refs = 1;
-                objects.put(key, created);
+                ModelObject created = create(key, null);
                 waiter.served = created;
                 waiter.createdForIt = true;
                 served.add(waiter);
@@ -387,6 +510,7 @@ class PoolModelPropertyTest {
                     dispose(object);
                 }
             }
+            // counted over the keys' current objects: handles open on a retired object are not reported
             boolean open = objects.values().stream().anyMatch(o -> o.refs > 0);
             assertEquals(
                     open ? 1 : 0,
@@ -397,13 +521,13 @@ class PoolModelPropertyTest {
 
         /** Opens a handle on {@code key}: shares or revives {@code object}, or records a creation. */
         private ModelObject open(String key, ModelObject object, Session session) {
+            if (object != null && object.idle && revive(object) == null) {
+                object = null; // its check failed and disposed it: this acquire created the next one
+            }
             if (object == null) {
-                creations++;
-                ModelObject created = new ModelObject(key, session);
-                created.refs = 1;
+                ModelObject created = create(key, session);
                 assertEquals(key, session.key);
                 assertSame(engine.created.get(engine.created.size() - 1), session, "a new object");
-                objects.put(key, created);
                 serveLine(created); // the key's waiters in line share the new object
                 return created;
             }
@@ -411,16 +535,12 @@ class PoolModelPropertyTest {
                 object.session = session; // created for a waiter this step served: first seen here
             }
             assertSame(object.session, session, "the key's one object");
-            if (object.idle) {
-                object.idle = false;
-                idleHits++;
-            }
             object.refs++;
             return object;
         }
 
         private boolean atCapacity() {
-            return maxObjects > 0 && objects.size() + granted.size() >= maxObjects;
+            return maxObjects > 0 && objects.size() + retired.size() + granted.size() >= maxObjects;
         }
 
         private boolean anyIdle() {
@@ -473,6 +593,16 @@ class PoolModelPropertyTest {
             if (--object.refs > 0) {
                 return false;
             }
+            if (object.retired) {
+                retired.remove(object);
+                object.fate = DisposalCause.RETIRED;
+                return true;
+            }
+            if (!closed && expired(object)) {
+                object.fate = DisposalCause.LIFETIME; // never to the cache nor to a waiter
+                objects.remove(object.key, object);
+                return true;
+            }
             if (!closed && serveLine(object)) {
                 return false; // a waiter for its own key took it
             }
@@ -488,6 +618,9 @@ class PoolModelPropertyTest {
             objects.remove(object.key, object);
             object.idle = false;
             disposals++;
+            if (object.fate != null) {
+                disposedFor.merge(object.fate, 1L, Long::sum);
+            }
             expectedDisposals.add(object.session);
             permitFreed();
         }
@@ -514,20 +647,16 @@ class PoolModelPropertyTest {
                 Waiter waiter = granted.poll();
                 drain();
                 ModelObject object = objects.get(waiter.key);
+                if (object != null && object.idle) {
+                    object = revive(object); // null: its check failed; the waiter's permit makes the next
+                }
                 if (object != null) {
-                    if (object.idle) {
-                        object.idle = false;
-                        idleHits++;
-                    }
                     object.refs++;
                     waiter.served = object;
                     served.add(waiter);
                     permitFreed(); // its permit was not needed
                 } else {
-                    creations++;
-                    ModelObject created = new ModelObject(waiter.key, null);
-                    created.refs = 1;
-                    objects.put(waiter.key, created);
+                    ModelObject created = create(waiter.key, null);
                     waiter.served = created;
                     waiter.createdForIt = true;
                     served.add(waiter);
@@ -583,7 +712,7 @@ class PoolModelPropertyTest {
                 assertFalse(h.handle.get().isDisposed(), "an object with an open handle is live");
             }
             PoolStats stats = pool.stats();
-            long live = objects.values().stream().filter(o -> o.refs > 0).count();
+            long live = objects.values().stream().filter(o -> o.refs > 0).count() + retired.size();
             long idle = objects.values().stream().filter(o -> o.idle).count();
             assertEquals(
                     List.of(live, idle, (long) pendingReleases.size(), drains, creations, disposals, idleHits),
@@ -606,6 +735,11 @@ class PoolModelPropertyTest {
             assertEquals(capacityEvictions, stats.evictions(EvictionCause.CAPACITY));
             assertEquals(capacityEvictions, stats.evictions());
             assertEquals(creations, engine.factoryCalls.get());
+            for (DisposalCause cause : COUNTED_CAUSES) {
+                assertEquals(disposedFor.get(cause), stats.disposals(cause), "disposals for " + cause);
+            }
+            assertEquals(
+                    validations, validatorCalls.get(), "the validator runs once per revive, never on a live object");
         }
 
         /** Matches the step's disposals with the model's. */
@@ -654,7 +788,7 @@ class PoolModelPropertyTest {
             afterStep();
             assertEquals(0, pool.stats().pendingDecrements(), "nothing is left pending once close returns");
             engine.assertAllDisposedExactlyOnce();
-            assertTrue(objects.isEmpty(), "the model disposed everything too: " + objects);
+            assertTrue(objects.isEmpty() && retired.isEmpty(), "the model disposed everything too: " + objects);
             assertEquals(0, pool.stats().live());
             assertEquals(engine.created.size(), engine.disposed.size());
             for (Waiter waiter : allWaiters) {

@@ -53,6 +53,8 @@ final class Acquirer<K, V> {
     private final Capacity<K, V> capacity;
     private final Attacher<K, V> attacher;
     private final Handles<K, V> handles;
+    /** Whether the pool checks revived objects: then only a live object is shared here. */
+    private final boolean checked;
     /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
     private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
     /** {@link #newHandle}; a field, not a constant, see {@link #acquireAttached}. */
@@ -64,7 +66,9 @@ final class Acquirer<K, V> {
             SlotTable<K, V> slots,
             Capacity<K, V> capacity,
             Attacher<K, V> attacher,
-            Handles<K, V> handles) {
+            Handles<K, V> handles,
+            boolean checked) {
+        this.checked = checked;
         this.pool = pool;
         this.counters = counters;
         this.slots = slots;
@@ -103,11 +107,11 @@ final class Acquirer<K, V> {
     Entry<K, V> retainExisting(K key) {
         if (!pool.isClosed()) {
             Entry<K, V> entry = slots.entry(key);
-            if (entry != null && entry.retainLive(counters) >= 0) {
+            if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters) >= 0)) {
                 return entry;
             }
         }
-        return null;
+        return null; // with revive checks, an idle object too: the slow path revives it through its check
     }
 
     /**
@@ -289,7 +293,7 @@ final class Acquirer<K, V> {
                     "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
         Entry<K, V> entry = slots.entry(key);
-        if (entry != null && entry.retainLive(counters) >= 0) {
+        if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters) >= 0)) {
             return CompletableFuture.completedStage(entry);
         }
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);

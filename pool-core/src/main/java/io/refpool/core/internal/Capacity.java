@@ -100,6 +100,8 @@ final class Capacity<K, V> {
     private final Reclaimer reclaimer;
     /** Whether the pool has an idle cache, whose objects a waiter reclaims once it is counted. */
     private final boolean cached;
+    /** Whether the pool checks revived objects: then a waiter is served a live object only. */
+    private final boolean checked;
 
     private final int maxObjects;
     /** {@code null} when unbounded. */
@@ -116,7 +118,9 @@ final class Capacity<K, V> {
             Attacher<K, V> attacher,
             Reclaimer reclaimer,
             boolean cached,
+            boolean checked,
             int maxObjects) {
+        this.checked = checked;
         this.pool = pool;
         this.counters = counters;
         this.closing = closing;
@@ -171,6 +175,11 @@ final class Capacity<K, V> {
             drained = true;
             reclaimer.applyPending(s); // expired entries not yet evicted are invisible to the reclaim
         }
+    }
+
+    /** {@return a permit that is free now, or {@code null}}: no eviction, no wait (a warm-up's) */
+    Guard tryTakeFree() {
+        return permits.tryAcquire(1).orElse(null);
     }
 
     /**
@@ -293,7 +302,7 @@ final class Capacity<K, V> {
         pool.hook(PoolHooks.Point.CAPACITY_QUEUED);
         Entry<K, V> live = exits.current(key); // published before this waiter joined the line
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
-            if (live.retainLive(counters) >= 0) {
+            if (checked ? live.retainIfLive() > 0 : live.retainLive(counters) >= 0) { // an idle one: not unchecked
                 if (!serve(waiter, live)) {
                     exits.giveBack(live); // the wait ended meanwhile
                 }

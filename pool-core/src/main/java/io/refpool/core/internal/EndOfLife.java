@@ -18,7 +18,11 @@ import java.util.function.Consumer;
  *   zero        DISPOSED                 no cache or the cache refused it (RELEASED), retired by
  *                                        invalidate (INVALIDATED), the pool closing (CLOSED), the
  *                                        line needing its permit (CAPACITY)
- *   idle        live (revived)           an acquire's retain from 0 (Entry.tryRetain; not here)
+ *   zero        DISPOSED (LIFETIME)      too old, with a maximum lifetime (before any of the above
+ *                                        but retired and closed)
+ *   idle        live (revived)           an acquire's retain from 0 (Entry.tryRetain; not here), or
+ *                                        its revive check ({@link Revival}) that passed
+ *   idle        DISPOSED (checked)       {@link #disposeChecked}: the revive check failed
  *   idle        DISPOSED (evicted)       {@link #applyEviction}: idle since the cache decided
  *   idle        idle (put again)         {@link #applyEviction}: used since the cache took it
  *   idle        DISPOSED                 {@link #disposeIdle}: invalidate, clearIdle
@@ -52,6 +56,8 @@ final class EndOfLife<K, V> {
     private final SlotTable<K, V> slots;
     /** {@code null} without an idle cache. */
     private final IdleTier<K, V> idle;
+    /** {@code null} without revive checks. */
+    private final Revival<K, V> revival;
 
     private final Capacity<K, V> capacity;
     private final Disposals<K, V> disposals;
@@ -61,8 +67,10 @@ final class EndOfLife<K, V> {
             PoolCounters counters,
             SlotTable<K, V> slots,
             IdleTier<K, V> idle,
+            Revival<K, V> revival,
             Capacity<K, V> capacity,
             Disposals<K, V> disposals) {
+        this.revival = revival;
         this.pool = pool;
         this.counters = counters;
         this.slots = slots;
@@ -108,6 +116,8 @@ final class EndOfLife<K, V> {
             dispose(entry, s, retired, null, Uncache.YES);
         } else if (pool.isClosed()) {
             dispose(entry, s, DisposalCause.CLOSED, null, Uncache.NO); // close emptied the cache already
+        } else if (revival != null && revival.expired(entry)) { // too old: never to the cache nor a waiter
+            dispose(entry, s, DisposalCause.LIFETIME, null, Uncache.YES);
         } else if (capacity.waiters() > 0) {
             if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
                 // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
@@ -213,6 +223,17 @@ final class EndOfLife<K, V> {
      */
     boolean disposeIdle(Entry<K, V> entry, AttachState s, DisposalCause cause) {
         return dispose(entry, s, cause, null, Uncache.YES);
+    }
+
+    /**
+     * Disposes now an object whose revive check failed ({@link Revival}), claimed by this thread:
+     * out of the cache, then its disposer, so the acquire that checked it finds the key's slot free.
+     */
+    void disposeChecked(Entry<K, V> entry) {
+        if (idle != null) {
+            idle.remove(entry);
+        }
+        disposals.disposeClaimed(entry);
     }
 
     /**

@@ -19,7 +19,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *   n >= 1     n - 1       a handle's close applied attached (now, or from the deferred queue)
  *   0          DISPOSED    the attached thread that disposes it (no idle cache, retired by
  *                          invalidate, eviction, capacity, clearIdle, pool close); terminal
+ *   0          CHECKING    with revive checks on (validator, max lifetime): the acquire that
+ *                          revives it, instead of the +1 (see {@link Revival})
+ *   CHECKING   1           that acquire, the check passed
+ *   CHECKING   DISPOSED    that acquire, the check failed: it disposes the object itself
  * </pre>
+ *
+ * <p>With revive checks on, an acquire adds to a live count only ({@link #retainIfLive}), so no
+ * idle object is lent unchecked; {@code CHECKING} is negative, so every other retain fails and
+ * looks at {@link #verdict()}, and every claim from exactly 0 fails while the check runs.
  *
  * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went idle: the releaser
  * that moved the count to 0 bumps it. {@code cachedSpell} is the spell in which the idle cache last
@@ -50,6 +58,11 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     static final int DISPOSED = Integer.MIN_VALUE / 2;
     /** {@code cachedSpell} of an object the idle cache does not hold. */
     static final int NOT_CACHED = -1;
+    /**
+     * The count of an idle object an acquire claimed for its revive check: negative, far from
+     * both 0 and {@link #DISPOSED}, so strays of either side never reach them.
+     */
+    static final int CHECKING = Integer.MIN_VALUE / 4;
 
     private static final VarHandle COUNT = FieldHandles.find(MethodHandles.lookup(), Entry.class, "count", int.class);
     private static final VarHandle IDLE_SPELLS =
@@ -60,6 +73,8 @@ final class Entry<K, V> implements Slot, Release, Attempt {
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idling", boolean.class);
     private static final VarHandle RETIRED =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "retired", DisposalCause.class);
+    private static final VarHandle VERDICT =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "verdict", Creation.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -72,6 +87,8 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     final Guard permit;
     /** This object's place in the global order of sections; unique, never reused. */
     final long order = CREATED.getAndIncrement();
+    /** When the object's maximum lifetime ends, in ticker nanoseconds; unread without one. */
+    final long retireAt;
 
     /**
      * Completed (with {@code null}) when this object's disposer has returned: an acquirer of the key
@@ -114,6 +131,14 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     @SuppressWarnings("unused") // accessed through RETIRED
     private volatile DisposalCause retired;
 
+    /**
+     * The revive check under way, set by the acquire that checks before it claims the count, and
+     * cleared by it before the check's acquirers are let go; {@code null} otherwise. One CAS from
+     * {@code null} decides between two acquires that would check at once.
+     */
+    @SuppressWarnings("unused") // accessed through VERDICT
+    private volatile Creation<K, V> verdict;
+
     /** {@return whether this call retired the object} (false if it was retired already) */
     boolean retire(DisposalCause cause) {
         return RETIRED.compareAndSet(this, (DisposalCause) null, cause);
@@ -137,9 +162,14 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     }
 
     Entry(K key, V value, Guard permit) {
+        this(key, value, permit, Long.MAX_VALUE);
+    }
+
+    Entry(K key, V value, Guard permit, long retireAt) {
         this.key = key;
         this.value = value;
         this.permit = permit;
+        this.retireAt = retireAt;
         COUNT.setRelease(this, 1);
     }
 
@@ -176,6 +206,69 @@ final class Entry<K, V> implements Slot, Release, Attempt {
             counters.idleHits.increment(); // the cache keeps its entry (see IdleTier)
         }
         return before;
+    }
+
+    /**
+     * Adds a reference to a live object only (count above 0): never revives an idle one. A CAS
+     * loop, used only with revive checks on.
+     *
+     * @return the count before, or -1 if the object is idle, being checked or disposed
+     */
+    int retainIfLive() {
+        int c = (int) COUNT.getVolatile(this);
+        while (c > 0) {
+            int witness = (int) COUNT.compareAndExchange(this, c, c + 1);
+            if (witness == c) {
+                return c;
+            }
+            c = witness;
+        }
+        return -1;
+    }
+
+    /** {@return whether {@code count} is that of an object being checked} */
+    static boolean isChecking(int count) {
+        return count >= CHECKING && count < CHECKING / 2; // CHECKING plus strays of failed retains
+    }
+
+    /**
+     * Claims an idle object (count exactly 0) for its revive check, publishing {@code pending} for
+     * the acquirers that come meanwhile. @return whether this call claimed it
+     */
+    boolean claimForCheck(Creation<K, V> pending) {
+        if (!VERDICT.compareAndSet(this, (Creation<K, V>) null, pending)) {
+            return false; // another acquire is checking it
+        }
+        if (COUNT.compareAndSet(this, 0, CHECKING)) {
+            return true;
+        }
+        VERDICT.setVolatile(this, (Creation<K, V>) null); // revived or disposed meanwhile
+        pending.complete(null);
+        return false;
+    }
+
+    /** {@return the revive check under way}, or {@code null} */
+    @SuppressWarnings("unchecked")
+    Creation<K, V> verdict() {
+        return (Creation<K, V>) VERDICT.getVolatile(this);
+    }
+
+    /**
+     * Ends this thread's check: the count becomes 1 (passed, the reference is the caller's) or
+     * {@code DISPOSED} (failed, the caller disposes it with {@code failure}), then the acquirers
+     * waiting for the verdict look again. Strays of failed retains are kept: an add, not a set.
+     */
+    void endCheck(DisposalCause failure) {
+        Creation<K, V> pending = verdict();
+        if (failure == null) {
+            COUNT.getAndAdd(this, 1 - CHECKING);
+        } else {
+            disposalCause = failure;
+            retirement.runner = Thread.currentThread(); // the disposer runs on the checking thread
+            COUNT.getAndAdd(this, DISPOSED - CHECKING);
+        }
+        VERDICT.setVolatile(this, (Creation<K, V>) null);
+        pending.complete(null);
     }
 
     /**

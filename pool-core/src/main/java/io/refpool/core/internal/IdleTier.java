@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Scheduler;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
 import java.util.Map;
@@ -76,7 +77,8 @@ final class IdleTier<K, V> {
             PoolState pool,
             SlotTable<K, V> slots,
             Evictions<V> evictions,
-            Consumer<? super Caffeine<Object, Object>> configurer) {
+            Consumer<? super Caffeine<Object, Object>> configurer,
+            Ticker ticker) {
         this.pool = pool;
         this.slots = slots;
         this.evictions = evictions;
@@ -88,6 +90,13 @@ final class IdleTier<K, V> {
             builder.executor(Runnable::run);
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own executor
+        }
+        if (ticker != null) {
+            try {
+                builder.ticker(ticker); // the pool's clock, so idle expiry and lifetime agree
+            } catch (IllegalStateException alreadySet) {
+                // the configurer chose the cache's own ticker
+            }
         }
         try {
             builder.scheduler(Scheduler.systemScheduler());

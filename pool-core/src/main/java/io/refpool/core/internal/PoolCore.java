@@ -109,6 +109,7 @@ public final class PoolCore<K, V> implements PoolState {
     /** The interrupter and section hooks, or {@code null} if neither is set. */
     private final RunControl<K, V> runs;
 
+    private final Warmer<K, V> warmer;
     private final PoolReadings readings;
 
     private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
@@ -134,13 +135,24 @@ public final class PoolCore<K, V> implements PoolState {
         ReleaseQueue<Release> pending = new ReleaseQueue<>();
         this.attacher =
                 new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode, config.defaultWait());
+        Revival<K, V> revival = Revival.of(
+                this, counters, config.validator(), config.maxLifetimeNanos(), config.clock(), this::disposeChecked);
         this.capacity = new Capacity<>(
-                this, counters, closingToken, attacher, reclaimer(), config.idle() != null, config.maxObjects());
-        this.slots =
-                new SlotTable<>(this, counters, capacity, attacher, this::unpublishable, config.factory(), timings());
+                this,
+                counters,
+                closingToken,
+                attacher,
+                reclaimer(),
+                config.idle() != null,
+                revival != null,
+                config.maxObjects());
+        this.slots = new SlotTable<>(
+                this, counters, capacity, attacher, this::unpublishable, config.factory(), revival, timings());
         this.disposals = new Disposals<>(this, counters, slots, config.disposer());
-        this.idle = config.idle() == null ? null : new IdleTier<>(this, slots, this::evicted, config.idle());
-        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, capacity, disposals);
+        this.idle = config.idle() == null
+                ? null
+                : new IdleTier<>(this, slots, this::evicted, config.idle(), config.ticker());
+        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, revival, capacity, disposals);
         this.releases = new DeferredReleases<>(
                 pending,
                 this,
@@ -167,13 +179,14 @@ public final class PoolCore<K, V> implements PoolState {
                 config.strictAccess(),
                 attachMode,
                 config.defaultWait());
-        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles);
+        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles, revival != null);
         this.calls = new Calls<>(this, attacher, acquirer, handles);
         this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
+        this.warmer = new Warmer<>(this, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
     }
 
-    // the three calls back up the order of construction
+    // the four calls back up the order of construction
 
     private void applyIfDirty(AttachState s) {
         releases.applyIfDirty(s);
@@ -185,6 +198,10 @@ public final class PoolCore<K, V> implements PoolState {
 
     private void unpublishable(Entry<K, V> entry, AttachState s) {
         endOfLife.unpublishable(entry, s);
+    }
+
+    private void disposeChecked(Entry<K, V> entry) {
+        endOfLife.disposeChecked(entry);
     }
 
     /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */
@@ -350,6 +367,11 @@ public final class PoolCore<K, V> implements PoolState {
             observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
         }
         return handle;
+    }
+
+    /** {@code pool.warmUp(keys, token)}: see {@link Warmer}. */
+    public CompletionStage<Integer> warmUp(java.util.Collection<? extends K> keys, CancellationToken token) {
+        return warmer.warmUp(keys, token);
     }
 
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {

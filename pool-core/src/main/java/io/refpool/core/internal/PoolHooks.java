@@ -32,7 +32,9 @@ public interface PoolHooks {
          * A call's function returned or threw, and the pool has marked it so: from here on its
          * interrupter is never called (only reached with an interrupter set).
          */
-        FUNCTION_RETURNED
+        FUNCTION_RETURNED,
+        /** An acquire claimed an idle object for its revive check and has not yet checked it. */
+        REVIVE_CLAIMED
     }
 
     /**

@@ -1,12 +1,14 @@
 package io.refpool.core.internal;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Disposer;
 import io.refpool.core.ErrorListener;
 import io.refpool.core.Interrupter;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.ObjectFactory;
+import io.refpool.core.ObjectValidator;
 import io.refpool.core.SectionHooks;
 import java.time.Duration;
 import java.util.concurrent.Executor;
@@ -35,6 +37,9 @@ import java.util.function.Consumer;
  * @param sectionHooks run when a thread takes and leaves a section, or {@code null}
  * @param recordTimings whether the pool times waits, uses and creations ({@link PoolTimings})
  * @param heldTooLong after how long an open handle or call is reported, or {@code null}: never
+ * @param validator checks an idle object when an acquire revives it, or {@code null}
+ * @param maxLifetimeNanos the maximum lifetime of an object, or 0 for none
+ * @param ticker the pool's time source, or {@code null} for {@link Ticker#systemTicker()}
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -55,7 +60,15 @@ public record PoolSettings<K, V>(
         Interrupter<? super K, ? super V> interrupter,
         SectionHooks<? super K, ? super V> sectionHooks,
         boolean recordTimings,
-        Duration heldTooLong) {
+        Duration heldTooLong,
+        ObjectValidator<? super K, ? super V> validator,
+        long maxLifetimeNanos,
+        Ticker ticker) {
+
+    /** {@return the pool's time source: the configured ticker, or the system's} */
+    Ticker clock() {
+        return ticker == null ? Ticker.systemTicker() : ticker;
+    }
 
     /** {@return the executor of drainers: the configured one, or the library's drainer threads} */
     Executor drainExecutor() {

@@ -55,6 +55,9 @@ final class SlotTable<K, V> {
     private final Attacher<K, V> attacher;
     private final Unpublishable<K, V> unpublishable;
     private final ObjectFactory<? super K, ? extends V> factory;
+    /** {@code null} without revive checks. */
+    private final Revival<K, V> revival;
+
     private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
 
@@ -65,7 +68,9 @@ final class SlotTable<K, V> {
             Attacher<K, V> attacher,
             Unpublishable<K, V> unpublishable,
             ObjectFactory<? super K, ? extends V> factory,
+            Revival<K, V> revival,
             PoolTimings timings) {
+        this.revival = revival;
         this.pool = pool;
         this.counters = counters;
         this.capacity = capacity;
@@ -131,11 +136,33 @@ final class SlotTable<K, V> {
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
-                if (entry.retainLive(counters) >= 0) {
+                if (revival == null ? entry.retainLive(counters) >= 0 : entry.retainIfLive() > 0) {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
                     return entry;
+                }
+                if (revival != null) { // idle: revived through its check, or being checked
+                    Attempt checked = revival.revive(entry);
+                    if (checked == entry) {
+                        if (entry.isRetired()) {
+                            // invalidated during the check, which refused it both the disposal and the
+                            // vacate of an object in use (it saw neither 0 nor a positive count): the
+                            // count is set before this read, the cause before its read of the count
+                            vacate(entry);
+                        }
+                        if (permit != null) {
+                            permit.close();
+                        }
+                        return entry;
+                    }
+                    if (checked != null) {
+                        return checked; // another acquire's check: wait for its verdict
+                    }
+                    int count = entry.count();
+                    if (count >= 0 || Entry.isChecking(count)) {
+                        continue; // moved meanwhile: look again
+                    }
                 }
                 if (!entry.retirement.isDone()) {
                     return entry.retirement; // claimed for disposal: its successor waits for the disposer
@@ -149,6 +176,32 @@ final class SlotTable<K, V> {
                 slots.remove(key, creation); // abandoned by a creator whose removal of it failed
             }
         }
+    }
+
+    /**
+     * A warm-up's creation of {@code key}: only if its slot is empty, and only with a free permit.
+     *
+     * @return the new entry with a reference taken for the caller, {@code null} if the key has an
+     *     object or a creation, or {@link Attempt.NeedsCapacity} if no permit is free
+     */
+    Attempt warm(K key, AttachState s) {
+        Guard permit = null;
+        if (capacity.isBounded()) {
+            permit = capacity.tryTakeFree();
+            if (permit == null) {
+                return Attempt.NeedsCapacity.INSTANCE;
+            }
+        }
+        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+        boolean mine = false;
+        try {
+            mine = slots.putIfAbsent(key, creation) == null;
+        } finally {
+            if (!mine) {
+                Capacity.giveBack(permit); // the key has an object or a creation, or its hashCode threw
+            }
+        }
+        return mine ? create(key, creation, s, permit) : null;
     }
 
     /**
@@ -200,6 +253,7 @@ final class SlotTable<K, V> {
     private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
         V value;
+        long retireAt = Long.MAX_VALUE;
         try {
             if (permit == null && capacity.isBounded()) {
                 permit = capacity.take(s);
@@ -212,6 +266,9 @@ final class SlotTable<K, V> {
                 throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
             long begun = timings == null ? 0 : System.nanoTime();
+            if (revival != null) { // before the factory: a ticker that throws leaves nothing made
+                retireAt = revival.retireAt();
+            }
             value = factory.create(key);
             if (timings != null) {
                 timings.since(PoolTimings.Timing.CREATION, begun);
@@ -219,6 +276,7 @@ final class SlotTable<K, V> {
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
+
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                     ? failure
@@ -237,7 +295,7 @@ final class SlotTable<K, V> {
             }
             throw unchecked(shaped);
         }
-        Entry<K, V> entry = new Entry<>(key, value, permit);
+        Entry<K, V> entry = new Entry<>(key, value, permit, retireAt);
         if (instances.putIfAbsent(new Identity(value), entry) != null) {
             Capacity.giveBack(permit); // the instance belongs to another key: not this creation's to dispose
             IllegalStateException shared =

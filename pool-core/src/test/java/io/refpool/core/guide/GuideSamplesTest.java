@@ -5,6 +5,7 @@ import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,7 +52,8 @@ public class GuideSamplesTest {
             "Preludes.java",
             "HostExample.java",
             "TenantState.java",
-            "GuardedHost.java");
+            "GuardedHost.java",
+            "LifecycleSamples.java");
 
     private final List<LuaTenant> opened = new CopyOnWriteArrayList<>();
     private final TenantHost host = new TenantHost(opened::add);
@@ -217,6 +219,20 @@ public class GuideSamplesTest {
         leave.countDown();
         assertEquals("done", busy.join());
         assertEquals("42", HostExample.askWithDeadline(host, "tenant-7", Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void theLifecycleSamplesCheckAgeAndWarmInterpreters() throws Exception {
+        try (RefPool<String, LuaTenant> checked = LifecycleSamples.checked()) {
+            LuaTenant first = checked.call("tenant-1", lua -> lua);
+            assertSame(first, checked.call("tenant-1", lua -> lua), "revived: it answered its check");
+        }
+        try (RefPool<String, LuaTenant> aged = LifecycleSamples.aged()) {
+            assertEquals("2", aged.call("tenant-1", lua -> lua.eval("return 1 + 1")));
+            int opened = LifecycleSamples.warm(aged).toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(2, opened, "tenant-1 had one");
+            assertEquals(3, aged.stats().idle());
+        }
     }
 
     @Test
