@@ -375,7 +375,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         Objects.requireNonNull(fn, "fn");
         long started = System.nanoTime();
         Handle<V> handle = acquire(key, timeout); // checks key and timeout
-        return core.calls().callWithin(handle, started + saturatedNanos(timeout), fn); // closes the handle
+        return core.calls().callWithin(handle, timeout, started + saturatedNanos(timeout), fn); // closes the handle
     }
 
     /**

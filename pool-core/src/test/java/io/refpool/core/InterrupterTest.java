@@ -93,6 +93,46 @@ class InterrupterTest {
                 .build(Engine::new);
     }
 
+    /** Returns once {@code span} has passed on the clock: the call's limit, shorter, has run out. */
+    private static void outlast(Duration span) {
+        long end = System.nanoTime() + span.toNanos();
+        while (System.nanoTime() - end < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    @Test
+    void aLimitUsedUpBeforeTheFunctionStartsFailsTheCallWithoutRunningIt() throws Exception {
+        // the enter hook runs after the section is taken and before the function: outlasting the
+        // limit there leaves nothing for the function, which must not start unbounded
+        CountDownLatch leaves = new CountDownLatch(1);
+        RefPool<String, Engine> pool = RefPool.newBuilder()
+                .interrupter((String key, Engine engine) -> {
+                    interrupts.incrementAndGet();
+                    engine.stop();
+                    return Interrupter.Outcome.KEEP;
+                })
+                .sectionHooks(SectionHooks.of(
+                        (String key, Engine engine) -> outlast(Duration.ofMillis(50)), // the 5 ms limit is gone
+                        (key, engine) -> leaves.countDown()))
+                .build(Engine::new);
+        AtomicInteger started = new AtomicInteger();
+
+        io.refpool.sync.WaitTimeoutException timedOut = assertThrows(
+                io.refpool.sync.WaitTimeoutException.class,
+                () -> pool.call("k", Duration.ofMillis(5), engine -> started.incrementAndGet()));
+
+        assertEquals(0, started.get(), "the function never started");
+        assertEquals(0, interrupts.get(), "nothing ran for the interrupter to stop");
+        assertTrue(timedOut.getMessage().contains("function on key"), timedOut::getMessage);
+        assertEquals(Duration.ofMillis(5), timedOut.timeout());
+        assertTrue(leaves.await(BOUND_SECONDS, TimeUnit.SECONDS), "the leave hook ran");
+        assertEquals(1L, pool.stats().timeouts(), "counted as a timeout");
+        int after = pool.call("k", engine -> started.incrementAndGet());
+        assertEquals(1, after, "the section is free again");
+        pool.close();
+    }
+
     @Test
     void aTimeLimitPassedWhileTheFunctionRunsInterruptsItOnceOnTheTimerThread() {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);

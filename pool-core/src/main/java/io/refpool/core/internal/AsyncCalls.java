@@ -357,7 +357,7 @@ public final class AsyncCalls<K, V> {
             runs.enter(entry); // a failure: the section is released by the caller, and the call fails with it
         }
         try {
-            RunControl<K, V>.Run run = runs.started(entry, token, false, 0L);
+            RunControl<K, V>.Run run = runs.started(entry, token, null, 0L);
             try {
                 return fn.apply(entry.value);
             } finally {

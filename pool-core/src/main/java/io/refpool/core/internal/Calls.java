@@ -98,7 +98,7 @@ public final class Calls<K, V> {
     /** Runs {@code fn} on the object of {@code entry}, which the caller holds, in its section if the mode says so. */
     private <T, E extends Exception> T apply(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
         if (runs != null) {
-            return applyControlled(entry, fn, handles.defaultWait, false, 0L);
+            return applyControlled(entry, fn, handles.defaultWait, null, 0L);
         }
         if (!sections) {
             return fn.apply(entry.value);
@@ -114,18 +114,18 @@ public final class Calls<K, V> {
     /**
      * {@link #apply} with the pool's {@link RunControl}: the section (within {@code wait} if not
      * null) and its hooks, and the function marked running for the interrupter, timed to {@code
-     * deadlineNanos} if {@code timed}. The order: section taken, enter, fn, the interrupter settled
+     * deadlineNanos} if {@code limit} (the call's) is not null. The order: section taken, enter, fn, the interrupter settled
      * (waited for if it started, its outcome applied), leave, section released.
      */
     private <T, E extends Exception> T applyControlled(
             Entry<K, V> entry,
             PoolFunction<? super V, ? extends T, E> fn,
             Duration wait,
-            boolean timed,
+            Duration limit,
             long deadlineNanos)
             throws E {
         if (!sections) {
-            return runControlled(entry, fn, timed, deadlineNanos);
+            return runControlled(entry, fn, limit, deadlineNanos);
         }
         Section section = entry.section();
         long begun = handles.clock();
@@ -134,7 +134,7 @@ public final class Calls<K, V> {
         try {
             runs.enter(entry); // a failure: the section is released below, and the call fails with it
             try {
-                return runControlled(entry, fn, timed, deadlineNanos);
+                return runControlled(entry, fn, limit, deadlineNanos);
             } finally {
                 runs.leave(entry);
             }
@@ -145,8 +145,9 @@ public final class Calls<K, V> {
 
     /** Runs {@code fn} marked running for the interrupter, if the pool has one. */
     private <T, E extends Exception> T runControlled(
-            Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn, boolean timed, long deadlineNanos) throws E {
-        RunControl<K, V>.Run run = runs.started(entry, CancellationToken.none(), timed, deadlineNanos);
+            Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration limit, long deadlineNanos)
+            throws E {
+        RunControl<K, V>.Run run = runs.started(entry, CancellationToken.none(), limit, deadlineNanos);
         try {
             return fn.apply(entry.value);
         } finally {
@@ -231,7 +232,8 @@ public final class Calls<K, V> {
      */
     @SuppressWarnings({"unchecked", "try"}) // every handle this pool opens is a PooledHandle; scopes held, not used
     public <T, E extends Exception> T callWithin(
-            Handle<V> handle, long deadlineNanos, PoolFunction<? super V, ? extends T, E> fn) throws E {
+            Handle<V> handle, Duration timeout, long deadlineNanos, PoolFunction<? super V, ? extends T, E> fn)
+            throws E {
         Entry<K, V> entry = ((PooledHandle<K, V>) handle).entry();
         Attachment attachment;
         try {
@@ -243,7 +245,7 @@ public final class Calls<K, V> {
         try (attachment) {
             try {
                 if (runs != null) {
-                    return applyControlled(entry, fn, left(deadlineNanos), true, deadlineNanos);
+                    return applyControlled(entry, fn, left(deadlineNanos), timeout, deadlineNanos);
                 }
                 if (!sections) {
                     return fn.apply(entry.value);

@@ -7,6 +7,7 @@ import io.refpool.core.SectionHooks;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Registration;
+import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -110,21 +111,34 @@ final class RunControl<K, V> {
 
     /**
      * Marks a function about to run on {@code entry}: interruptible by {@code token} if it can be
-     * cancelled, by a timer at {@code deadlineNanos} if {@code timed}, and by a bounded close.
+     * cancelled, by a timer at {@code deadlineNanos} if the call has a {@code limit}, and by a
+     * bounded close. A limit already passed fails the call before its function starts: an
+     * interrupter can only stop what runs, and some engines' interrupts miss a script that starts
+     * after them.
      *
      * @return the run, to end with {@link #returned}; {@code null} without an interrupter
+     * @throws WaitTimeoutException if {@code limit} ran out in the call's waits
      */
-    Run started(Entry<K, V> entry, CancellationToken token, boolean timed, long deadlineNanos) {
+    Run started(Entry<K, V> entry, CancellationToken token, Duration limit, long deadlineNanos) {
         if (interrupter == null) {
             return null;
         }
+        long left = limit == null ? 0 : deadlineNanos - System.nanoTime();
+        if (limit != null && left <= 0) {
+            throw Waits.counted(
+                    new WaitTimeoutException(
+                            "the start of the function on key " + Keys.describe(entry.key) + " of pool '" + pool.name()
+                                    + "' (the call's waits used its limit)",
+                            limit),
+                    pool);
+        }
         Run run = new Run(entry);
         running.add(run);
-        if (timed) {
+        if (limit != null) {
             CancellationSource timer = new CancellationSource();
             run.timer = timer;
             timer.token().register(run);
-            timer.cancelAfter(Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime())));
+            timer.cancelAfter(Duration.ofNanos(left));
         }
         if (token.canBeCancelled()) {
             run.registration = token.register(run);
