@@ -23,7 +23,35 @@ import org.junit.jupiter.api.Test;
 class HotKeyZeroTest {
     private static final Duration EXPIRY = Duration.ofMinutes(1);
 
-    private static Session use(RefPool<String, Session> pool, String key) {
+    private final Engine engine = new Engine();
+    private final ManualTicker ticker = new ManualTicker();
+    private final RefPool<String, Session> pool = engine.build(engine.builder()
+            .drainDelay(Duration.ofHours(1))
+            .idle(cache -> cache.expireAfterAccess(EXPIRY).ticker(ticker).executor(Runnable::run)));
+    private final TestPoolHooks hooks = new TestPoolHooks();
+
+    HotKeyZeroTest() {
+        pool.core().setHooks(hooks);
+    }
+
+    /** Where the releaser of {@link #closeAndWaitAtZero} waits. */
+    private TestPoolHooks.Pause atZero;
+
+    /** Closes {@code held} on a thread of its own, which waits at count 0 before its idle decision. */
+    private TestKit.Forked<Void> closeAndWaitAtZero(Handle<Session> held) throws InterruptedException {
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun(
+                "releaser",
+                () -> pool.attached(() -> {
+                    held.close(); // count 0, the object still cached: the idle decision waits here
+                    return null;
+                }));
+        atZero = hooks.pause(Point.REACHED_ZERO, releaser.thread);
+        releaser.start();
+        atZero.awaitArrival();
+        return releaser;
+    }
+
+    private Session use(String key) {
         try (Attachment attached = pool.attach();
                 Handle<Session> handle = pool.acquire(key)) {
             return handle.get();
@@ -32,28 +60,13 @@ class HotKeyZeroTest {
 
     @Test
     void aReviveWhileAnotherReleaserDecidesAtZeroKeepsTheObjectThroughTheNextExpiry() throws Exception {
-        Engine engine = new Engine();
-        ManualTicker ticker = new ManualTicker();
-        RefPool<String, Session> pool = engine.build(engine.builder()
-                .drainDelay(Duration.ofHours(1))
-                .idle(cache -> cache.expireAfterAccess(EXPIRY).ticker(ticker).executor(Runnable::run)));
-        TestPoolHooks hooks = new TestPoolHooks();
-        pool.core().setHooks(hooks);
-        Session k = use(pool, "k"); // put at 0: its spell recorded
+        Session k = use("k"); // put at 0: its spell recorded
         Handle<Session> held = pool.attached(() -> pool.acquire("k"));
-        TestKit.Forked<Void> releaser = TestKit.unstartedRun(
-                "releaser",
-                () -> pool.attached(() -> {
-                    held.close(); // count 0, the object still cached: the idle decision waits here
-                    return null;
-                }));
-        TestPoolHooks.Pause atZero = hooks.pause(Point.REACHED_ZERO, releaser.thread);
-        releaser.start();
-        atZero.awaitArrival();
+        TestKit.Forked<Void> releaser = closeAndWaitAtZero(held);
 
         ticker.advance(EXPIRY.plusSeconds(1)); // the put's entry has expired
-        assertSame(k, use(pool, "k")); // revived at count 0 and idled again on this thread meanwhile
-        use(pool, "trigger-1"); // a new key's put runs the expiry; the detach applies the eviction
+        assertSame(k, use("k")); // revived at count 0 and idled again on this thread meanwhile
+        use("trigger-1"); // a new key's put runs the expiry; the detach applies the eviction
         assertFalse(k.isDisposed(), "used since the cache took it: put again, not disposed");
         assertEquals(0, pool.stats().evictions(EvictionCause.EXPIRED));
 
@@ -63,9 +76,9 @@ class HotKeyZeroTest {
         assertEquals(2, pool.stats().idle(), "\"k\" and \"trigger-1\"");
 
         ticker.advance(EXPIRY.plusSeconds(1)); // put again at the last expiry, used by the releaser since
-        use(pool, "trigger-2");
+        use("trigger-2");
         ticker.advance(EXPIRY.plusSeconds(1)); // idle for a whole period since
-        use(pool, "trigger-3");
+        use("trigger-3");
         assertTrue(k.isDisposed(), "disposed within two periods of its last idle");
         pool.close();
         engine.assertAllDisposedExactlyOnce();
@@ -73,27 +86,12 @@ class HotKeyZeroTest {
 
     @Test
     void anExpiryDecidedWhileAReleaserWaitsAtZeroDisposesOnceAndLeavesNothingCached() throws Exception {
-        Engine engine = new Engine();
-        ManualTicker ticker = new ManualTicker();
-        RefPool<String, Session> pool = engine.build(engine.builder()
-                .drainDelay(Duration.ofHours(1))
-                .idle(cache -> cache.expireAfterAccess(EXPIRY).ticker(ticker).executor(Runnable::run)));
-        TestPoolHooks hooks = new TestPoolHooks();
-        pool.core().setHooks(hooks);
-        Session k = use(pool, "k");
+        Session k = use("k");
         Handle<Session> held = pool.attached(() -> pool.acquire("k")); // revived: nothing recorded since
         ticker.advance(EXPIRY.plusSeconds(1));
-        TestKit.Forked<Void> releaser = TestKit.unstartedRun(
-                "releaser",
-                () -> pool.attached(() -> {
-                    held.close();
-                    return null;
-                }));
-        TestPoolHooks.Pause atZero = hooks.pause(Point.REACHED_ZERO, releaser.thread);
-        releaser.start();
-        atZero.awaitArrival(); // count 0: the releaser has not decided yet
+        TestKit.Forked<Void> releaser = closeAndWaitAtZero(held);
 
-        use(pool, "trigger"); // the expiry's drain sees count 0 and the spell it was put in: disposes
+        use("trigger"); // the expiry's drain sees count 0 and the spell it was put in: disposes
         assertTrue(k.isDisposed(), "idle by its count, its spell never advanced by the waiting zero");
         atZero.proceed(); // the releaser finds it uncached and claimed: its put takes it out again
         releaser.join();
