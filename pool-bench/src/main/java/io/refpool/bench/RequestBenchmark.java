@@ -44,8 +44,10 @@ import stormpot.Timeout;
  *       With {@code idle=16} refpool's idle cache holds fewer objects than there are tenants, so
  *       the tail's requests create objects and the cache evicts and disposes others; with {@code
  *       idle=64} it holds every tenant, as Stormpot's pools and the hand-rolled map always do.
- *   <li>{@link #revive}: one tenant, one request at a time: every request revives the tenant's idle
- *       object (count 0 to 1) and idles it again.
+ *   <li>{@link #revive}: one tenant: every request revives the tenant's idle object (count 0 to
+ *       1) and idles it again. It {@linkplain Scales scales}: at 2 threads both revive the one hot
+ *       key at once, its count crossing zero over and over (Stormpot's tap gives each thread an
+ *       object of its own).
  *   <li>{@link #randomLiveKey}: the thread stays attached; each operation takes and gives back the
  *       object of a random key among {@code keys} live ones (each held open by the host), so the
  *       lookups miss the CPU caches as a host with many sessions does.
@@ -170,6 +172,7 @@ public class RequestBenchmark {
     }
 
     @Benchmark
+    @Scales
     public Object revive(Requester requester) throws Exception {
         return requester.host.request(0);
     }

@@ -47,6 +47,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *       asks again may take it before a thread that was waiting.
  *   <li>{@code fair-lock-map}: the same with fair {@code ReentrantLock}s, first come first served
  *       like refpool's sections, so the two rows side by side show what strict FIFO costs.
+ *   <li>{@code lock-table}, {@code fair-lock-table}: no pool at all: the four engines and a table of
+ *       one {@code ReentrantLock} each (unfair, fair), indexed by tenant; the floor a host reaches
+ *       with engines it never unloads.
  * </ul>
  *
  * <p>Every tenant stays loaded: the host holds a handle to each engine for the whole trial, as a
@@ -69,7 +72,7 @@ public class TenantBenchmark {
     static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
 
     /** How the tenants' engines are shared. */
-    @Param({"refpool", "sections", "exclusive", "lock-map", "fair-lock-map"})
+    @Param({"refpool", "sections", "exclusive", "lock-map", "fair-lock-map", "lock-table", "fair-lock-table"})
     public String impl;
 
     private Host host;
@@ -161,6 +164,8 @@ public class TenantBenchmark {
             case "exclusive" -> new CallHost(pool(AttachMode.GLOBAL, strict));
             case "lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), false);
             case "fair-lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), true);
+            case "lock-table" -> new LockTableHost(pool(AttachMode.SHARED, strict), false);
+            case "fair-lock-table" -> new LockTableHost(pool(AttachMode.SHARED, strict), true);
             default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
         };
     }
@@ -243,6 +248,32 @@ public class TenantBenchmark {
             lock.lock();
             try {
                 return handle.get().work();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** The hand-written floor: the engines and one lock each, in arrays, with no pool in the request. */
+    static final class LockTableHost extends Host {
+        private final Engine[] engines = new Engine[TENANTS.size()];
+        private final ReentrantLock[] locks = new ReentrantLock[TENANTS.size()];
+
+        LockTableHost(RefPool<String, Engine> pool, boolean fair) {
+            super(pool);
+            for (int i = 0; i < engines.length; i++) {
+                engines[i] = new Engine(TENANTS.get(i));
+                locks[i] = new ReentrantLock(fair);
+            }
+        }
+
+        @Override
+        long request(String tenant) {
+            int i = tenant.charAt(tenant.length() - 1) - '0'; // "tenant-N": the table's index
+            ReentrantLock lock = locks[i];
+            lock.lock();
+            try {
+                return engines[i].work();
             } finally {
                 lock.unlock();
             }

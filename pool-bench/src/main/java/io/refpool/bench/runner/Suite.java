@@ -24,7 +24,8 @@ enum Suite {
     CANCEL("cancel", "CancellationBenchmark", "cancellation: register, unregister, cancel"),
     POOL("pool", "PoolBenchmark", "RefPool acquire, share and close of handles"),
     REQUEST("request", "RequestBenchmark", "a host's request: Zipf tenants, revive, random live key, vs peers"),
-    TENANTS("tenants", "TenantBenchmark", "per-tenant engines: PER_OBJECT against GLOBAL and a lock map"),
+    TENANTS("tenants", "TenantBenchmark", "per-tenant engines: PER_OBJECT against GLOBAL and lock tables"),
+    STOP("stop", "StopTheWorldBenchmark", "stopTheWorld: latency with readers active, one per 100 requests"),
     FLOOR("floor", "FloorBenchmark", "the physical floor: acquire load, uncontended CAS, lock+unlock");
 
     private static final String PACKAGE = "io.refpool.bench";

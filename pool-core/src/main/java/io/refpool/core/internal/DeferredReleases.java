@@ -176,7 +176,7 @@ final class DeferredReleases<K, V> {
         if (entry == null) {
             return false;
         }
-        enqueue(new Eviction<>(entry, cause, entry.idleSpell()));
+        enqueue(new Eviction<>(entry, cause, entry.recordSpell()));
         return true;
     }
 

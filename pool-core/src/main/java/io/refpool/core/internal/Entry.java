@@ -29,8 +29,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * idle object is lent unchecked; {@code CHECKING} is negative, so every other retain fails and
  * looks at {@link #verdict()}, and every claim from exactly 0 fails while the check runs.
  *
- * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went idle: the releaser
- * that moved the count to 0 bumps it. {@code cachedSpell} is the spell in which the idle cache last
+ * <p><b>Idle spells.</b> {@code idleSpells} counts the times the object went idle since someone
+ * looked: the releaser that moved the count to 0 bumps it if the current spell was recorded (by an
+ * idle put or an eviction), and otherwise leaves it, so a hot key revived and idled while the cache
+ * holds it writes only its count. {@code cachedSpell} is the spell in which the idle cache last
  * took the object, or {@link #NOT_CACHED} once the cache let go of it: an object revived and idled
  * again while the cache still holds it costs no cache write at all. An eviction records the spell it
  * saw, so a drain can tell "idle since the cache decided" from "used since" without asking the
@@ -107,6 +109,11 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     @SuppressWarnings("unused") // accessed through COUNT
     private volatile int count;
 
+    /**
+     * The idle spell times two, plus one once someone recorded it ({@link #recordSpell}): only a
+     * recorded spell needs a successor at the next zero. A hot key revived and idled over and over
+     * while the cache holds it thus writes nothing but its count.
+     */
     @SuppressWarnings("unused") // accessed through IDLE_SPELLS
     private volatile int idleSpells;
 
@@ -305,9 +312,32 @@ final class Entry<K, V> implements Slot, Release, Attempt {
         return (Section) SECTION.getAcquire(this);
     }
 
-    /** Starts a new idle spell; called by the releaser that moved the count to 0. @return the spell */
+    /**
+     * Starts a new idle spell if someone recorded the current one ({@link #recordSpell}); called by
+     * the releaser that moved the count to 0. A spell nobody recorded needs no successor: a record
+     * and this check are each one access of the same word, so a zero this check sees unrecorded came
+     * before the record, and every zero after a record leaves a new spell before it returns.
+     *
+     * @return the spell the object is idle in now
+     */
     int beginIdleSpell() {
-        return (int) IDLE_SPELLS.getAndAdd(this, 1) + 1;
+        for (; ; ) {
+            int word = (int) IDLE_SPELLS.getVolatile(this);
+            if ((word & 1) == 0) {
+                return word >>> 1; // not recorded: no write
+            }
+            if (IDLE_SPELLS.compareAndSet(this, word, word + 1)) { // the next spell, unrecorded
+                return (word + 1) >>> 1;
+            }
+        }
+    }
+
+    /**
+     * {@return the current idle spell}, marked as recorded so the next zero starts a new one: for a
+     * caller that keeps it to compare later (the idle put, an eviction)
+     */
+    int recordSpell() {
+        return (int) IDLE_SPELLS.getAndBitwiseOr(this, 1) >>> 1;
     }
 
     /** {@return whether the idle cache holds this object} (a volatile read: see the table) */
@@ -327,7 +357,7 @@ final class Entry<K, V> implements Slot, Release, Attempt {
 
     /** {@return the current idle spell, read with acquire ordering} */
     int idleSpell() {
-        return (int) IDLE_SPELLS.getAcquire(this);
+        return (int) IDLE_SPELLS.getAcquire(this) >>> 1;
     }
 
     /**

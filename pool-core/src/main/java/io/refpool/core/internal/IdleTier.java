@@ -21,8 +21,9 @@ import java.util.function.Predicate;
  *
  * <pre>
  *   transition            by                                   cache sees
- *   count 0, idled        the releaser: new idle spell          put, only if not cached already
- *   revived (0 to 1)      the reviver's CAS                     nothing: the entry stays cached
+ *   count 0, idled        the releaser: a new idle spell if     put, only if not cached already
+ *                         the last was recorded; nothing else
+ *   revived (0 to 1)      the reviver's getAndAdd               nothing: the entry stays cached
  *   evicted               Caffeine's policy                     listener: an Eviction is queued
  *   eviction drained      the attached drain: idle since the    nothing (disposed), or a put again
  *                         cache decided, dispose; used since,   (its policy sees the object anew)
@@ -116,13 +117,18 @@ final class IdleTier<K, V> {
     }
 
     /**
-     * Idles an object that reached count 0: a new spell, and a put only if the cache does not hold
-     * the object already (it stays cached while revived).
+     * Idles an object that reached count 0. One the cache holds already (it stays cached while
+     * revived) writes nothing but, if its spell was recorded since it began, a new spell; otherwise
+     * a put.
      *
      * @return whether the object is idle in the cache; if not, the failure was reported and the
      *     caller disposes it
      */
     boolean idle(Entry<K, V> entry) {
+        if (entry.isCached()) { // the hot key's zero: no flag, no cache write, at most a new spell
+            entry.beginIdleSpell();
+            return true;
+        }
         entry.idling(true);
         try {
             pool.hook(PoolHooks.Point.BEFORE_IDLE_PUT);
@@ -144,6 +150,7 @@ final class IdleTier<K, V> {
 
     private boolean put(Entry<K, V> entry, int spell) {
         pool.hook(PoolHooks.Point.BEFORE_CACHE_PUT);
+        entry.recordSpell(); // so the next zero starts a new spell: an expiry then sees the object was used
         entry.cachedIn(spell); // before the put: a releaser from now on finds it cached
         try {
             insert(entry);
