@@ -4,15 +4,18 @@ import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.AsyncSharedMutex;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.ReaderBiasedSharedMutex;
 import java.util.concurrent.CompletionStage;
 
 /**
  * What a thread passes to attach: the pool's {@link AsyncMutex} in {@code GLOBAL} mode, the read
- * side of its {@link AsyncSharedMutex} in {@code SHARED} mode (whose write side is
+ * side of its {@link ReaderBiasedSharedMutex} in the shared modes (whose write side is
  * {@code pool.stopTheWorld()}).
  *
  * <p>The uncontended entry is the lock's allocation-free {@code tryLock} pair; only a thread that
- * must wait holds a {@link Guard}.
+ * must wait holds a {@link Guard}. A shared entry taken with {@link #tryEnter} may be left by
+ * {@link #leave} on another thread ({@code callAsync} holds the gate on one thread and runs on an
+ * executor's), which the reader-biased lock allows: its holds are counts, not owners.
  */
 abstract class Gate {
     /** {@return whether the gate was entered without waiting} */
@@ -60,9 +63,15 @@ abstract class Gate {
         }
     }
 
-    /** Any number of attached threads, or one {@code exclusive()} section. */
+    /**
+     * Any number of attached threads, or one {@code stopTheWorld()} section. An attach writes only its
+     * thread's stripe of the lock, so attaches on different cores do not contend; an
+     * {@code stopTheWorld()} section waits for the attached threads to leave. Unlike the plain
+     * {@link AsyncSharedMutex}, the exclusive try can fail while a thread is arriving to attach
+     * and then backs out; {@code stopTheWorld()} then waits in line.
+     */
     static final class Shared extends Gate {
-        private final AsyncSharedMutex lock = new AsyncSharedMutex();
+        private final ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
 
         @Override
         boolean tryEnter(boolean exclusive) {
