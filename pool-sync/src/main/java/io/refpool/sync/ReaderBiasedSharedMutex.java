@@ -264,7 +264,13 @@ public final class ReaderBiasedSharedMutex {
         return wait.result;
     }
 
-    /** {@return as {@link #acquireBlocking(CancellationToken)} with a token that never cancels} */
+    /**
+     * Acquires the lock exclusively, as {@link #acquireBlocking(CancellationToken)} with a token that
+     * never cancels.
+     *
+     * @return the guard
+     * @throws InterruptedException if interrupted before the grant; nothing is owned
+     */
     public Guard acquireBlocking() throws InterruptedException {
         return acquireBlocking(CancellationToken.none());
     }
