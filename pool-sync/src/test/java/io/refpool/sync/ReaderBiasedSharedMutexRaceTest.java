@@ -10,12 +10,16 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.refpool.sync.ReaderBiasedSharedMutex.Point;
+import io.refpool.testkit.TestKit;
 import io.refpool.testkit.TestKit.Forked;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -202,6 +206,37 @@ class ReaderBiasedSharedMutexRaceTest {
                 .join();
         writer.get(BOUND.toMillis(), TimeUnit.MILLISECONDS).close();
         assertEquals(0, lock.readers());
+    }
+
+    /**
+     * A virtual thread that parks (unmounts) while it holds, and leaves after it is mounted again,
+     * perhaps on another carrier: its hold is keyed by nothing a carrier owns, so the writer
+     * waiting for it is granted when it leaves, and nothing pins.
+     */
+    @Test
+    void aVirtualThreadHoldingAcrossAnUnmountLetsTheWriterInWhenItLeaves() throws Throwable {
+        ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
+        assumeTrue(virtualThreads != null, "virtual threads need JDK 21+");
+        try {
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch leave = new CountDownLatch(1);
+            Future<Boolean> reader = virtualThreads.submit(() -> {
+                boolean held = lock.tryLockShared();
+                holding.countDown();
+                leave.await(); // parks: the virtual thread unmounts while it holds
+                lock.unlockShared();
+                return held;
+            });
+            assertTrue(holding.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+            CompletableFuture<Guard> writer = lock.acquire().toCompletableFuture();
+            assertFalse(writer.isDone(), "the writer waits for the parked virtual thread's hold");
+            leave.countDown();
+            assertTrue(reader.get(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+            writer.get(BOUND.toMillis(), TimeUnit.MILLISECONDS).close();
+            assertEquals(0, lock.readers());
+        } finally {
+            virtualThreads.shutdown(); // ExecutorService is AutoCloseable only from JDK 19
+        }
     }
 
     /**
