@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * A reader-writer lock whose untimed shared try, {@link #tryLockShared()}, writes no memory that
@@ -48,12 +49,17 @@ import java.util.function.Consumer;
  * means anything. Two threads that hash to one stripe share its cache line, which costs contention
  * there, never correctness.
  *
- * <p><b>Bias.</b> The bias is on while the underlying lock has no writer holding or waiting: the
- * writer-held and queued bits of its state word are the bias flag, and a writer turns the bias off
- * by taking (or queuing for) the exclusive side. While the bias is off a reader does not touch the
- * stripes for long: it backs out and waits in the underlying lock's FIFO queue as an ordinary
- * reader ({@link #acquireShared}, {@link #acquireSharedBlocking}), behind the writer. So readers
- * cannot starve a writer, and a workload heavy in exclusive holds runs on the underlying lock.
+ * <p><b>Bias.</b> A writer keeps readers out with the writer-held and queued bits of the underlying
+ * lock's state word: a reader that finds them set after announcing itself backs out and waits in
+ * the lock's FIFO queue as an ordinary reader ({@link #acquireShared}, {@link #acquireSharedBlocking}),
+ * behind the writer, so readers cannot starve a writer. On top of that, as in BRAVO, a flag routes
+ * shared tries: a writer turns it off when it starts a revocation and, once the stripes drained,
+ * keeps it off for {@value #INHIBIT_FACTOR} times as long as the revocation took; meanwhile
+ * {@link #tryLockShared()} fails at once and readers take the underlying lock's word with
+ * {@link #tryLockSharedUnbiased()}, so a workload heavy in exclusive holds runs on the underlying
+ * lock and its writers scan empty stripes. The first reader after the window turns the bias back
+ * on. The flag is a hint: a reader that read it on just before a writer turned it off still runs
+ * the handshake below, so no safety argument uses it. {@link #setBiasPolicy} forces it.
  *
  * <p><b>The handshake (Dekker).</b>
  *
@@ -123,9 +129,36 @@ public final class ReaderBiasedSharedMutex {
     /** {@code 64 - log2(stripe count)}: a Fibonacci hash of the thread id keeps its top bits. */
     private final int shift;
 
+    /** BRAVO's N: after a revocation the bias stays off this many times as long as it took. */
+    private static final long INHIBIT_FACTOR = 9;
+
+    /** {@link #setBiasPolicy}: the bias follows revocations (the default). */
+    private static final int ADAPTIVE = 0;
+
+    /**
+     * Where shared tries go, a hint only: {@code true}, the stripes; {@code false}, the underlying
+     * lock's word, until {@link #inhibitUntil}. Safety never rests on it (a stripe hold taken while
+     * it is off is still seen by a writer's scan); it keeps writers from paying a revocation per
+     * exclusive hold when exclusive holds are frequent. Written by writers and, once the window
+     * has passed, by the first reader to look.
+     */
+    private volatile boolean biased = true;
+
+    /** {@link System#nanoTime()} before which the bias stays off after the last revocation. */
+    private volatile long inhibitUntil;
+
+    /** {@link #ADAPTIVE}, or {@code 1}/{@code -1}: the bias forced on or off. */
+    private volatile int policy = ADAPTIVE;
+
+    /** The guard of a hold on the underlying lock's word taken while the bias is off: one for all. */
+    private final Guard wordHold = new WordHold();
+
     /** The writer waiting for readers to leave, or {@code null}; at most one, the exclusive holder. */
     @SuppressWarnings("unused") // accessed through DRAIN
     private volatile Drain drain;
+
+    /** Test seam: the clock of the inhibit window, read only by writers and by unbiased readers. */
+    LongSupplier clock = System::nanoTime;
 
     /** Test seam: named points of the protocol. Plain: set before the threads under test start. */
     Consumer<Point> hooks;
@@ -151,12 +184,17 @@ public final class ReaderBiasedSharedMutex {
     // ---------------------------------------------------------------- shared
 
     /**
-     * Takes the lock shared unless a writer holds or waits; the allocation-free pair of
-     * {@link #unlockShared()}. Writes only the calling thread's stripe.
+     * Takes the lock shared unless a writer holds or waits or the bias is off; the allocation-free
+     * pair of {@link #unlockShared()}. Writes only the calling thread's stripe. While the bias is
+     * off (after a revocation, see the class notes) it fails at once: take
+     * {@link #tryLockSharedUnbiased()} or wait in line instead.
      *
      * @return whether it was taken
      */
     public boolean tryLockShared() {
+        if (!biased && !rebias()) {
+            return false;
+        }
         int stripe = stripeOfCurrentThread();
         STRIPES.getAndAdd(stripes, stripe, 1L);
         Consumer<Point> h = hooks;
@@ -169,6 +207,51 @@ public final class ReaderBiasedSharedMutex {
         STRIPES.getAndAdd(stripes, stripe, -1L); // backs out: the same stripe, so no scan reads it low
         completeDrainIfLast();
         return false;
+    }
+
+    /**
+     * Takes the lock shared through the underlying lock's word, as
+     * {@link AsyncSharedMutex#tryLockShared()} does, while the bias is off; the fallback of a
+     * {@link #tryLockShared()} that failed.
+     *
+     * <pre>{@code
+     * ReaderBiasedSharedMutex gate = new ReaderBiasedSharedMutex();
+     * Guard plain = gate.tryLockShared() ? null : gate.tryLockSharedUnbiased();
+     * }</pre>
+     *
+     * <p>The returned guard is one object shared by every such hold: close it exactly once per
+     * successful call, on any thread. Nothing is allocated.
+     *
+     * @return the guard of the hold, or {@code null} if the bias is on, a writer holds or waits, or
+     *     the reader count is at its maximum
+     */
+    public Guard tryLockSharedUnbiased() {
+        return !biased && sync.tryLockShared() ? wordHold : null;
+    }
+
+    /**
+     * Forces the bias on or off, or gives it back to revocations; for tests and for measuring.
+     *
+     * <pre>{@code
+     * ReaderBiasedSharedMutex gate = new ReaderBiasedSharedMutex();
+     * gate.setBiasPolicy(Boolean.FALSE); // every shared try goes through the underlying lock's word
+     * gate.setBiasPolicy(null);          // the default: off for a while after each revocation
+     * }</pre>
+     *
+     * <p>Holds already taken either way stay valid: the policy only routes later shared tries.
+     *
+     * @param forced {@code TRUE} keeps the bias on however often writers revoke it, {@code FALSE}
+     *     keeps it off, {@code null} restores the default
+     */
+    public void setBiasPolicy(Boolean forced) {
+        policy = forced == null ? ADAPTIVE : forced ? 1 : -1;
+        inhibitUntil = clock.getAsLong();
+        biased = forced == null || forced;
+    }
+
+    /** {@return whether shared tries currently go through the stripes (diagnostics: may be stale)} */
+    public boolean isBiased() {
+        return biased;
     }
 
     /**
@@ -221,7 +304,9 @@ public final class ReaderBiasedSharedMutex {
         if (!sync.tryLock()) {
             return false;
         }
+        long started = revoking();
         if (readersDrained()) {
+            revoked(started);
             return true;
         }
         sync.unlock(); // readers that backed out meanwhile wait in the queue: this unlock serves them
@@ -287,10 +372,13 @@ public final class ReaderBiasedSharedMutex {
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
         Guard exclusive = sync.acquireGuardBlocking(SharedSync.WRITE, token, "ReaderBiasedSharedMutex");
+        long started = revoking();
         if (readersDrained()) {
+            revoked(started);
             return exclusive;
         }
         Drain wait = new Drain(token);
+        wait.started = started;
         wait.locked(exclusive, null);
         WaiterQueue.runDeferredSettlesBeforeParking();
         try {
@@ -331,6 +419,44 @@ public final class ReaderBiasedSharedMutex {
 
     // ---------------------------------------------------------------- the protocol
 
+    /**
+     * A writer holding the underlying lock starts a revocation: the bias goes off at once (a hint;
+     * the writer bits keep readers out), and the clock is read only if it was on.
+     *
+     * @return when it started, or {@code 0} if the bias was already off (nothing to time)
+     */
+    private long revoking() {
+        if (!biased || policy > 0) {
+            return 0;
+        }
+        biased = false;
+        long now = clock.getAsLong();
+        return now == 0 ? 1 : now;
+    }
+
+    /** The stripes drained: the bias stays off {@link #INHIBIT_FACTOR} times what the revocation took. */
+    private void revoked(long started) {
+        if (started == 0) {
+            return;
+        }
+        long now = clock.getAsLong();
+        inhibitUntil = now + INHIBIT_FACTOR * Math.max(0, now - started);
+        biased = false; // again: a reader may have turned it back on under an older window
+    }
+
+    /** The bias is off: turns it back on if the window since the last revocation has passed. */
+    private boolean rebias() {
+        int p = policy;
+        if (p != ADAPTIVE) {
+            return p > 0;
+        }
+        if (clock.getAsLong() - inhibitUntil < 0) {
+            return false;
+        }
+        biased = true;
+        return true;
+    }
+
     private int stripeOfCurrentThread() {
         @SuppressWarnings("deprecation") // threadId() is JDK 19+; getId() is the same number
         long id = Thread.currentThread().getId();
@@ -365,6 +491,14 @@ public final class ReaderBiasedSharedMutex {
         }
     }
 
+    /** {@link #tryLockSharedUnbiased()}'s guard: each close gives back one hold on the word. */
+    private final class WordHold implements Guard {
+        @Override
+        public void close() {
+            sync.unlockShared();
+        }
+    }
+
     /** One exclusive acquire past the underlying lock's fast path: its phases are in the class notes. */
     private final class Drain implements Runnable {
         private static final int LOCKING = 0;
@@ -380,6 +514,9 @@ public final class ReaderBiasedSharedMutex {
         CompletionStage<Guard> locking;
         /** The underlying lock's exclusive hold, set before {@code DRAINING}. */
         private Guard exclusive;
+
+        /** When the revocation started ({@link #revoking()}), set before {@code DRAINING}. */
+        long started;
 
         private volatile Registration registration;
 
@@ -400,6 +537,9 @@ public final class ReaderBiasedSharedMutex {
                 return;
             }
             exclusive = held;
+            if (locking != null) { // async: granted now; the blocking form timed it already
+                started = revoking();
+            }
             if (!PHASE.compareAndSet(this, LOCKING, DRAINING)) {
                 held.close(); // the caller gave up while the grant was on its way
                 return;
@@ -429,6 +569,7 @@ public final class ReaderBiasedSharedMutex {
                 return;
             }
             retire();
+            revoked(started);
             if (!result.complete(exclusive)) {
                 exclusive.close(); // the caller settled the stage itself: nobody else will close it
             }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -54,7 +55,17 @@ public class ReaderBiasedSharedMutexLincheckTest {
 
     private final Slot[] slots = new Slot[THREADS + 1];
 
+    /** Holds on the underlying word, taken while the bias was off ({@code tryLockSharedUnbiased}). */
+    private final AtomicInteger wordHolds = new AtomicInteger();
+
+    /** The one guard every word hold shares, once one was taken. */
+    private volatile Guard wordGuard;
+
+    /** A clock that moves one tick per read: deterministic, so inhibit windows open and close. */
+    private final AtomicLong ticks = new AtomicLong();
+
     public ReaderBiasedSharedMutexLincheckTest() {
+        lock.clock = ticks::incrementAndGet;
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot();
         }
@@ -69,6 +80,13 @@ public class ReaderBiasedSharedMutexLincheckTest {
         if (lock.tryLockShared()) {
             check(writersInside.get() == 0, "a reader entered while a writer holds: " + lock);
             sharedHolds.incrementAndGet();
+            return;
+        }
+        Guard word = lock.tryLockSharedUnbiased(); // the bias is off after a revocation
+        if (word != null) {
+            check(writersInside.get() == 0, "a word reader entered while a writer holds: " + lock);
+            wordGuard = word;
+            wordHolds.incrementAndGet();
         }
     }
 
@@ -78,6 +96,11 @@ public class ReaderBiasedSharedMutexLincheckTest {
         int holds = sharedHolds.get();
         if (holds > 0 && sharedHolds.compareAndSet(holds, holds - 1)) {
             lock.unlockShared();
+            return;
+        }
+        int words = wordHolds.get();
+        if (words > 0 && wordHolds.compareAndSet(words, words - 1)) {
+            wordGuard.close();
         }
     }
 
@@ -141,12 +164,12 @@ public class ReaderBiasedSharedMutexLincheckTest {
 
     private void enterAsWriter() {
         check(writersInside.getAndIncrement() == 0, "two writers: " + lock);
-        check(sharedHolds.get() == 0, "a writer granted while " + sharedHolds + " readers hold: " + lock);
+        check(sharedHolds.get() + wordHolds.get() == 0, "a writer granted while readers hold: " + lock);
     }
 
     @Validate
     public void noHolderWithAWriterAndNoLostWakeup() {
-        int readers = sharedHolds.get();
+        int readers = sharedHolds.get() + wordHolds.get();
         int writers = writersInside.get();
         check(lock.readers() == readers, "readers " + readers + " vs " + lock);
         check(writers <= 1 && (writers == 0 || readers == 0), "holders: " + lock);
