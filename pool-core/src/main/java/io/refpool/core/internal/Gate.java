@@ -21,6 +21,17 @@ abstract class Gate {
     /** {@return whether the gate was entered without waiting} */
     abstract boolean tryEnter(boolean exclusive);
 
+    /**
+     * {@return the guard of a shared entry through the plain gate word, taken when {@link #tryEnter}
+     * failed only because the reader bias is off, or {@code null}}
+     */
+    Guard tryEnterUnbiased(boolean exclusive) {
+        return null;
+    }
+
+    /** Forces the reader bias on or off, or ({@code null}) gives it back to revocations; tests only. */
+    void setBiasPolicy(Boolean forced) {}
+
     /** Leaves a gate entered by {@link #tryEnter}. */
     abstract void leave(boolean exclusive);
 
@@ -66,7 +77,9 @@ abstract class Gate {
     /**
      * Any number of attached threads, or one {@code stopTheWorld()} section. An attach writes only its
      * thread's stripe of the lock, so attaches on different cores do not contend; an
-     * {@code stopTheWorld()} section waits for the attached threads to leave. Unlike the plain
+     * {@code stopTheWorld()} section revokes the bias and waits for the attached threads to leave;
+     * for a while after it (longer the longer the revocation took) attaches take the plain gate
+     * word through {@link #tryEnterUnbiased}. Unlike the plain
      * {@link AsyncSharedMutex}, the exclusive try can fail while a thread is arriving to attach
      * and then backs out; {@code stopTheWorld()} then waits in line.
      */
@@ -76,6 +89,16 @@ abstract class Gate {
         @Override
         boolean tryEnter(boolean exclusive) {
             return exclusive ? lock.tryLock() : lock.tryLockShared();
+        }
+
+        @Override
+        Guard tryEnterUnbiased(boolean exclusive) {
+            return exclusive ? null : lock.tryLockSharedUnbiased();
+        }
+
+        @Override
+        void setBiasPolicy(Boolean forced) {
+            lock.setBiasPolicy(forced);
         }
 
         @Override
