@@ -3,7 +3,9 @@ package io.refpool.bench;
 import com.ibm.asyncutil.locks.AsyncReadWriteLock;
 import com.ibm.asyncutil.locks.FairAsyncReadWriteLock;
 import io.refpool.sync.AsyncSharedMutex;
+import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.ReaderBiasedSharedMutex;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -36,6 +38,9 @@ import org.openjdk.jmh.infra.Blackhole;
  *       {@code acquireReadLock()} (ns/op).
  *   <li>{@code tryLockSharedUnlockShared}: the uncontended shared try and release pair, one thread
  *       (ns/op).
+ *   <li>{@code tryReaders}: every thread takes the shared try pair (the attach gate's path), works a
+ *       little, releases; no writer. Throughput (ops/us), {@link Scales run once per thread count}:
+ *       what a reader's write to shared memory costs as cores are added.
  *   <li>{@code readers}: every thread takes the lock shared, works a little, releases; no writer.
  *       Throughput (ops/us), {@link Scales run once per thread count}: what the shared count costs
  *       as readers are added.
@@ -52,7 +57,8 @@ import org.openjdk.jmh.infra.Blackhole;
  *       acquire-release cycle of each thread (ns/op).
  * </ul>
  *
- * <p>Implementations ({@code impl}): {@code refpool}; {@code rrwl} and {@code fair-rrwl},
+ * <p>Implementations ({@code impl}): {@code refpool}; {@code refpool-biased},
+ * {@link ReaderBiasedSharedMutex} through its try pair first, as the attach gate uses it; {@code rrwl} and {@code fair-rrwl},
  * {@link ReentrantReadWriteLock} unfair and fair; {@code stamped}, {@link StampedLock}'s
  * pessimistic read and write locks, the floor: no fairness, no reentrance, no queue order; {@code
  * asyncutil}, {@link FairAsyncReadWriteLock}, whose blocking rows join its futures. Each fork runs
@@ -100,6 +106,61 @@ public class SharedMutexBenchmark extends AverageTimeDefaults {
         @Override
         public void readLocked(long tokens) throws InterruptedException {
             Guard shared = lock.acquireSharedBlocking();
+            try {
+                Blackhole.consumeCPU(tokens);
+            } finally {
+                shared.close();
+            }
+        }
+
+        @Override
+        public void writeLocked(long tokens) throws InterruptedException {
+            Guard exclusive = lock.acquireBlocking();
+            try {
+                Blackhole.consumeCPU(tokens);
+            } finally {
+                exclusive.close();
+            }
+        }
+    }
+
+    /**
+     * {@link ReaderBiasedSharedMutex} as the attach gate uses it: the biased try pair first, the
+     * queued shared acquire only if a writer holds or waits.
+     */
+    static final class Biased implements SharedLock {
+        private final ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
+
+        @Override
+        public boolean tryLockShared() {
+            return lock.tryLockShared();
+        }
+
+        @Override
+        public void unlockShared() {
+            lock.unlockShared();
+        }
+
+        @Override
+        public void sharedAcquireRelease() throws InterruptedException {
+            if (lock.tryLockShared()) {
+                lock.unlockShared();
+            } else {
+                lock.acquireSharedBlocking(CancellationToken.none()).close();
+            }
+        }
+
+        @Override
+        public void readLocked(long tokens) throws InterruptedException {
+            if (lock.tryLockShared()) {
+                try {
+                    Blackhole.consumeCPU(tokens);
+                } finally {
+                    lock.unlockShared();
+                }
+                return;
+            }
+            Guard shared = lock.acquireSharedBlocking(CancellationToken.none());
             try {
                 Blackhole.consumeCPU(tokens);
             } finally {
@@ -253,7 +314,7 @@ public class SharedMutexBenchmark extends AverageTimeDefaults {
     /** The lock under test, shared by every thread of a run. */
     @State(Scope.Benchmark)
     public static class Subject {
-        @Param({"refpool", "rrwl", "fair-rrwl", "stamped", "asyncutil"})
+        @Param({"refpool", "refpool-biased", "rrwl", "fair-rrwl", "stamped", "asyncutil"})
         public String impl;
 
         SharedLock lock;
@@ -266,6 +327,7 @@ public class SharedMutexBenchmark extends AverageTimeDefaults {
         static SharedLock create(String impl) {
             return switch (impl) {
                 case "refpool" -> new Refpool();
+                case "refpool-biased" -> new Biased();
                 case "rrwl" -> new JdkReadWriteLock(false);
                 case "fair-rrwl" -> new JdkReadWriteLock(true);
                 case "stamped" -> new Stamped();
@@ -295,6 +357,23 @@ public class SharedMutexBenchmark extends AverageTimeDefaults {
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void readers(Subject subject) throws InterruptedException {
         subject.lock.readLocked(WORK);
+    }
+
+    /** Every thread takes the shared try pair, the attach gate's path, around a little work; no writer. */
+    @Benchmark
+    @Scales
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void tryReaders(Subject subject) {
+        SharedLock lock = subject.lock;
+        if (!lock.tryLockShared()) {
+            throw new IllegalStateException("tryLockShared failed with no writer for " + subject.impl);
+        }
+        try {
+            Blackhole.consumeCPU(WORK);
+        } finally {
+            lock.unlockShared();
+        }
     }
 
     @Benchmark

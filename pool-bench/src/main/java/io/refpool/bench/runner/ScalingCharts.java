@@ -61,6 +61,24 @@ final class ScalingCharts {
         return PEER_COLORS.get(index % PEER_COLORS.size());
     }
 
+    /**
+     * The name of a series in a panel: the row's implementation, or the benchmark's name where it
+     * has none; except that the line named refpool is always the pool's own code. The pool's nested
+     * attach ({@code nestedPool}, no {@code impl}) is refpool, and the release queue's check alone
+     * in a harness ({@code nested} and {@code nestedLayout} with {@code impl=refpool}) is named
+     * for what it is.
+     */
+    static String seriesName(String benchmark, String impl) {
+        if (impl.equals(ImplResult.NO_IMPL)) {
+            return benchmark.equals("nestedPool") ? BenchmarkDescriptor.REFPOOL : benchmark;
+        }
+        if (impl.equals(BenchmarkDescriptor.REFPOOL)
+                && (benchmark.equals("nested") || benchmark.equals("nestedLayout"))) {
+            return "refpool queue check";
+        }
+        return impl;
+    }
+
     private static Optional<ScalingChart> panel(SuiteResult suite, List<RowResult> rows) {
         Row first = rows.get(0).row();
         List<Integer> threads =
@@ -68,7 +86,7 @@ final class ScalingCharts {
         Map<String, TreeMap<Integer, Double>> points = new LinkedHashMap<>();
         for (RowResult result : rows) {
             for (ImplResult impl : result.results()) {
-                String name = impl.impl().equals(ImplResult.NO_IMPL) ? first.benchmark() : impl.impl();
+                String name = seriesName(first.benchmark(), impl.impl());
                 double throughput =
                         opsPerSecond(impl.score(), impl.unit(), result.row().threads());
                 if (throughput > 0 && Double.isFinite(throughput)) {

@@ -75,9 +75,12 @@ class SvgChartWriterTest {
         List<String> lineColours = elements(panel, "polyline").stream()
                 .map(line -> line.getAttribute("stroke"))
                 .toList();
-        assertEquals(CannedResults.IMPLS, legend, "the legend names the series in their order");
+        List<String> names = CannedResults.IMPLS.stream() // the harness's "refpool" is the queue check
+                .map(impl -> ScalingCharts.seriesName("nested", impl))
+                .toList();
+        assertEquals(names, legend, "the legend names the series in their order");
         List<String> texts = texts(panel);
-        for (String impl : CannedResults.IMPLS) {
+        for (String impl : names) {
             assertTrue(texts.contains(impl), "no text names " + impl + ": " + texts);
             String colour = ScalingCharts.colorOf(impl, CannedResults.IMPLS);
             assertTrue(lineColours.contains(colour), impl + " has no line in " + colour + ": " + lineColours);
@@ -85,7 +88,7 @@ class SvgChartWriterTest {
         assertTrue(elements(panel, "desc")
                 .get(0)
                 .getTextContent()
-                .contains("refpool: 1 -> 105.0M, 2 -> 210.0M, 4 -> 420.0M"));
+                .contains("refpool queue check: 1 -> 105.0M, 2 -> 210.0M, 4 -> 420.0M"));
     }
 
     @Test
@@ -106,6 +109,14 @@ class SvgChartWriterTest {
         List<String> texts = texts(onlyPanel(writeAndParse(suite)));
         assertTrue(texts.contains("throughput, ops/s, all threads"), texts.toString());
         assertTrue(texts.containsAll(List.of("100M", "150M", "200M")), texts.toString());
+    }
+
+    @Test
+    void theLineNamedRefpoolIsThePoolsOwnNestedAttachNotTheQueueHarness() {
+        assertEquals("refpool", ScalingCharts.seriesName("nestedPool", ImplResult.NO_IMPL));
+        assertEquals("refpool queue check", ScalingCharts.seriesName("nested", "refpool"));
+        assertEquals("always-lock", ScalingCharts.seriesName("nested", "always-lock"));
+        assertEquals("flat", ScalingCharts.seriesName("flat", ImplResult.NO_IMPL));
     }
 
     @Test

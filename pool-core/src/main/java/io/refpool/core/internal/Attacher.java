@@ -135,6 +135,11 @@ final class Attacher<K, V> {
                 });
     }
 
+    /** Forces the gate's reader bias on or off, or ({@code null}) gives it back to revocations. */
+    void setGateBiasForTests(Boolean forced) {
+        gate.setBiasPolicy(forced);
+    }
+
     int gateQueueLength() {
         return gate.queueLength();
     }
@@ -238,6 +243,10 @@ final class Attacher<K, V> {
         if (gate.tryEnter(exclusive)) {
             return null;
         }
+        Guard unbiased = gate.tryEnterUnbiased(exclusive);
+        if (unbiased != null) {
+            return unbiased;
+        }
         return defaultWait != null && !internal && !token.canBeCancelled()
                 ? waitWithin(defaultWait, exclusive)
                 : waitAtGate(token, exclusive, internal);
@@ -245,7 +254,11 @@ final class Attacher<K, V> {
 
     /** {@link #enterGate} waiting at most {@code timeout}: the timer armed only if it waits, not at all for zero. */
     private Guard enterGateWithin(Duration timeout, boolean exclusive) {
-        return gate.tryEnter(exclusive) ? null : waitWithin(timeout, exclusive);
+        if (gate.tryEnter(exclusive)) {
+            return null;
+        }
+        Guard unbiased = gate.tryEnterUnbiased(exclusive);
+        return unbiased != null ? unbiased : waitWithin(timeout, exclusive);
     }
 
     /** The gate was not free: waits in line at most {@code timeout} (zero: not at all). */

@@ -276,6 +276,17 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /**
+     * Forces the shared gate's reader bias on ({@code TRUE}) or off ({@code FALSE}), or gives it
+     * back to revocations ({@code null}); nothing in {@code GLOBAL} mode.
+     *
+     * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
+     */
+    public void setGateBiasForTests(Boolean forced) {
+        TestSeams.checkInstallable(Boolean.TRUE);
+        attacher.setGateBiasForTests(forced);
+    }
+
+    /**
      * Installs the test seam; {@code null} turns it off.
      *
      * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})

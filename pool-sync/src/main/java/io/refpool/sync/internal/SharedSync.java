@@ -61,6 +61,15 @@ public final class SharedSync extends WaiterQueue {
         return (state() & WRITER) != 0;
     }
 
+    /**
+     * {@return whether a writer holds the lock or waits for it}, read with volatile ordering: the
+     * second half of a reader's Dekker handshake with a writer that took the lock and then looks
+     * for readers outside this word (see {@code ReaderBiasedSharedMutex})
+     */
+    public boolean writerHoldsOrWaits() {
+        return (stateVolatile() & (WRITER | QUEUED)) != 0;
+    }
+
     public int maxReaders() {
         return maxReaders;
     }

@@ -187,6 +187,15 @@ public abstract class WaiterQueue {
         return (long) STATE.getAcquire(this);
     }
 
+    /**
+     * {@return the state word, read with volatile (sequentially consistent) ordering}: for a
+     * caller that pairs this read with its own earlier volatile write in a Dekker handshake, where
+     * an acquire read could be ordered before that write
+     */
+    protected final long stateVolatile() {
+        return (long) STATE.getVolatile(this);
+    }
+
     /** {@return whether the CAS from {@code expected} to {@code next} succeeded} */
     protected final boolean casState(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
@@ -195,6 +204,14 @@ public abstract class WaiterQueue {
     /** {@return how many rounds the next spinning waiter spins} (for the adaptive spin's tests) */
     int spinBudget() {
         return spinBudget;
+    }
+
+    /**
+     * Runs the settles the calling thread deferred inside a continuation, for a front about to park
+     * on something other than this queue: the waiters those settles grant may be what it waits for.
+     */
+    public static void runDeferredSettlesBeforeParking() {
+        Trampoline.runDeferredBeforeParking();
     }
 
     /** {@return the number of linked waiters (diagnostics)} */
