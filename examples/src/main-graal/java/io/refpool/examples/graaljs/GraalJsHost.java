@@ -132,9 +132,9 @@ public final class GraalJsHost implements AutoCloseable {
     }
 
     /**
-     * Closes the host: waits at most {@code timeout} for running scripts, closes every context, and
-     * then the engine. If scripts still run at the limit, their contexts close when they return and
-     * the engine stays open.
+     * Closes the host: waits at most {@code timeout} for running scripts, interrupts those still
+     * running, closes every context, and then the engine. Contexts whose scripts are still being
+     * stopped close when they return, and the engine then stays open.
      *
      * @return whether every context and the engine are closed
      */
