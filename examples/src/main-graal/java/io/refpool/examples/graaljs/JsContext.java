@@ -207,9 +207,19 @@ public final class JsContext {
         context.enter();
     }
 
-    /** The pool's leave hook: unbinds it, on the same thread, before the section is released. */
+    /**
+     * The pool's leave hook: unbinds it, on the same thread, before the section is released. After
+     * an interrupt it also clears the thread's interrupt status: {@code Context.interrupt} interrupts
+     * the Java threads in the context too, and a round that came after the script had stopped would
+     * otherwise leave the flag set for the caller's next request (GraalJS reports it there as "Thread
+     * was interrupted"). The pool runs this hook only once the interrupter has returned, so no round
+     * comes later.
+     */
     void leave() {
         context.leave();
+        if (interrupted) {
+            Thread.interrupted();
+        }
     }
 
     /**
