@@ -1,10 +1,8 @@
 package io.refpool.examples.graaljs;
 
+import io.refpool.core.Interrupter;
 import io.refpool.examples.Outcome;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,58 +19,74 @@ import org.graalvm.polyglot.Value;
  *
  * <pre>{@code
  * JsContext js = new JsContext("tenant-7", engine, unused -> {});
- * Outcome outcome = js.run("globalThis.count = (globalThis.count || 0) + 1", Duration.ofSeconds(1), watchdog);
+ * Outcome outcome = js.run("globalThis.count = (globalThis.count || 0) + 1", Duration.ofSeconds(1));
  * }</pre>
  *
  * <p><b>Sandbox.</b> The context is built with GraalJS's defaults: no access to host classes, files,
  * threads or processes. Scripts reach the host only through what {@link #define} puts in their
  * globals.
  *
- * <p><b>Time limit.</b> Each run arms a watchdog task for its deadline. Past it, the watchdog calls
- * {@link Context#interrupt(Duration)}, which stops the script at its next safepoint (a loop's back
- * edge, say; a {@code try}/{@code catch} in the script does not catch it) and leaves the context
- * usable; the run then answers {@link Outcome.TimedOut} and the context declares itself unfit, since
- * the script may have stopped halfway through changing its state. A script the interrupt does not
- * stop within {@value #INTERRUPT_GRACE_MILLIS} ms is cancelled ({@code close(true)}). The run and
- * its watchdog task settle who finishes with one CAS; a run that loses it waits for the interrupt to
- * be over before it leaves, so that an interrupt meant for it can never reach the next run.
+ * <p><b>Thread binding.</b> The host's pool calls {@link #enter()} on the thread that takes the
+ * context's section and {@link #leave()} before it lets go, so the context is bound to that thread
+ * for the whole request ({@code eval}'s own implicit enters nest inside). GraalJS still referees:
+ * a second thread entering at the same time would throw.
+ *
+ * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on its timer thread when a
+ * request's limit passes while a script runs. {@link Context#interrupt(Duration)} stops the script
+ * at its next safepoint (a loop's back edge, say; a {@code try}/{@code catch} in the script does not
+ * catch it); the run sees GraalJS's own {@link PolyglotException} ({@code isInterrupted()}) and
+ * answers {@link Outcome.TimedOut}. A script the interrupt does not stop within
+ * {@value #INTERRUPT_GRACE_MILLIS} ms is cancelled ({@code close(true)}). Either way the context is
+ * retired: the script may have stopped halfway through changing its state.
  *
  * <p><b>Corruption.</b> When the context opens, a JavaScript function pins every global, and every
  * own data property of the objects and functions among them ({@code JSON}, {@code Math.max},
- * {@code Object.keys}...). After each script, still under the watchdog, it reports the first pin a
- * script rebound or deleted; the context then declares itself unfit. Globals that scripts add are
- * theirs to change. Prototypes ({@code Array.prototype.push}) lie deeper than the pins reach.
+ * {@code Object.keys}...). After each script the run checks the globals only, which is cheap
+ * ({@link Outcome.Corrupted}: the host retires the context at once); the deeper pins, a few hundred
+ * of them, are checked by {@link #isUsable()} when the pool revives the context from idle, so a
+ * rebound {@code Math.max} is found before the tenant's next script once its requests pause, and
+ * never costs a busy tenant anything per script. Globals that scripts add are theirs to change.
+ * Prototypes ({@code Array.prototype.push}) lie deeper than the pins reach.
  *
  * <p>The counters ({@link #closes()}, {@link #overlaps()}, {@link #closedDuringACall()}) are there
  * for the host's tests.
  */
 public final class JsContext {
     static final long INTERRUPT_GRACE_MILLIS = 5_000;
+    static final long INTERRUPT_ROUND_MILLIS = 20;
 
-    /** Pins the globals and one level below; returns the check, which names the first pin broken, or null. */
+    /**
+     * Pins the globals and one level below; returns the check, which names the first pin broken, or
+     * null: the globals only, or with {@code deep} every pin.
+     */
     private static final String PINS = """
             (function () {
               const is = Object.is, names = Object.getOwnPropertyNames, own = Object.getOwnPropertyDescriptor;
-              const pins = [];
-              function pin(holder, key, path) {
+              const pins = [], deepPins = [];
+              function pin(holder, key, path, deep) {
                 const slot = own(holder, key);
                 if (slot !== undefined && 'value' in slot) {
-                  pins.push({ holder: holder, key: key, path: path, value: slot.value });
+                  (deep ? deepPins : pins).push({ holder: holder, key: key, path: path, value: slot.value, deep: deep });
                 }
                 return slot;
               }
               for (const name of names(globalThis)) {
-                const slot = pin(globalThis, name, name);
+                const slot = pin(globalThis, name, name, false);
                 const value = slot === undefined ? undefined : slot.value;
                 if (value !== globalThis && (typeof value === 'function' || (typeof value === 'object' && value !== null))) {
                   for (const member of names(value)) {
-                    pin(value, member, name + '.' + member);
+                    pin(value, member, name + '.' + member, true);
                   }
                 }
               }
-              return function firstDamage() {
+              pins.push(...deepPins); // after every global, so that a check of the globals stops at the first deep pin
+              return function firstDamage(deep) {
                 for (let i = 0; i < pins.length; i++) {
-                  const p = pins[i], slot = own(p.holder, p.key);
+                  const p = pins[i];
+                  if (p.deep && !deep) {
+                    break; // the deep pins come after every global
+                  }
+                  const slot = own(p.holder, p.key);
                   if (slot === undefined || !('value' in slot) || !is(slot.value, p.value)) {
                     return p.path;
                   }
@@ -90,8 +104,17 @@ public final class JsContext {
     /** Guarded by the section: written and read only by the thread that holds it. */
     private boolean fit = true;
 
-    /** Set by the watchdog when an interrupt did not stop a script and it cancelled the context. */
+    /** Set by {@link #interrupt()} when an interrupt did not stop a script and it cancelled the context. */
     private volatile boolean cancelled;
+
+    /** Set by {@link #interrupt()}, on the pool's timer thread. */
+    private volatile boolean interrupted;
+
+    /** Whether a run is in guest code; the interrupter waits only while it is. */
+    private volatile boolean inGuest;
+
+    /** Closes the context with {@code close(true)} when an interrupt did not stop a script. */
+    private volatile Thread canceller;
 
     private final AtomicInteger running = new AtomicInteger();
     private final AtomicInteger overlaps = new AtomicInteger();
@@ -125,18 +148,18 @@ public final class JsContext {
     }
 
     /**
-     * Runs {@code script}, stopping it at {@code limit} through {@code watchdog}. Call it from one
-     * thread at a time.
+     * Runs {@code script}. Call it from one thread at a time, the one that {@linkplain #enter()
+     * entered}.
      *
+     * @param limit the request's limit, which {@link Outcome.TimedOut} reports
      * @return the script's value (as a string), its error, {@link Outcome.TimedOut} or
      *     {@link Outcome.Corrupted}; after the last two the context is {@linkplain #isFit() unfit}
      */
-    Outcome run(String script, Duration limit, ScheduledExecutorService watchdog) {
+    Outcome run(String script, Duration limit) {
         if (running.incrementAndGet() != 1) {
             overlaps.incrementAndGet();
         }
-        Watch watch = new Watch();
-        ScheduledFuture<?> alarm = watchdog.schedule(watch::expire, limit.toNanos(), TimeUnit.NANOSECONDS);
+        inGuest = true;
         try {
             Outcome outcome;
             try {
@@ -148,7 +171,7 @@ public final class JsContext {
                 }
                 outcome = new Outcome.ScriptError(error.getMessage());
             }
-            Value damage = firstDamage.execute();
+            Value damage = firstDamage.execute(false);
             if (!damage.isNull()) {
                 fit = false;
                 return new Outcome.Corrupted(damage.asString());
@@ -156,20 +179,80 @@ public final class JsContext {
             return outcome;
         } catch (PolyglotException error) {
             if (error.isInterrupted() || error.isCancelled()) {
-                fit = false;
+                fit = false; // GraalJS's own failure, caused by interrupt() on the pool's timer thread
                 return new Outcome.TimedOut(limit);
             }
             throw error;
         } finally {
-            alarm.cancel(false);
-            watch.finish();
+            inGuest = false; // the interrupter stops waiting for the script
             running.decrementAndGet();
         }
     }
 
-    /** {@return false once a script overran its limit or corrupted the globals}: the host retires it then */
+    /** {@return false once a script was interrupted or corrupted the globals}: the host retires it then */
     boolean isFit() {
-        return fit;
+        return fit && !interrupted;
+    }
+
+    /**
+     * {@return whether the context was not cancelled and every pin, the deep ones too, is as the
+     * host left it}: the pool's validator, on the thread that revives the context from idle
+     */
+    boolean isUsable() {
+        return fit && !cancelled && firstDamage.execute(true).isNull();
+    }
+
+    /** The pool's enter hook: binds the context to the thread that took its section. */
+    void enter() {
+        context.enter();
+    }
+
+    /**
+     * The pool's leave hook: unbinds it, on the same thread, before the section is released. After
+     * an interrupt it also clears the thread's interrupt status: {@code Context.interrupt} interrupts
+     * the Java threads in the context too, and a round that came after the script had stopped would
+     * otherwise leave the flag set for the caller's next request (GraalJS reports it there as "Thread
+     * was interrupted"). The pool runs this hook only once the interrupter has returned, so no round
+     * comes later.
+     */
+    void leave() {
+        context.leave();
+        if (interrupted) {
+            Thread.interrupted();
+        }
+    }
+
+    /**
+     * The pool's interrupter, on its timer thread while a script still runs: interrupts the script,
+     * and cancels the context ({@code close(true)}) if the interrupt has not stopped it within
+     * {@value #INTERRUPT_GRACE_MILLIS} ms.
+     *
+     * <p>{@link Context#interrupt(Duration)} waits until every thread has left the context, and the
+     * thread running the script stays entered (the enter hook) until the pool has seen the
+     * interrupter return. So this interrupts in short rounds and stops as soon as the run says the
+     * script is over; the cancel runs on a thread of its own, for the same reason, and
+     * {@link #close()} waits for it.
+     *
+     * @return {@link Interrupter.Outcome#RETIRE}: a stopped script may have left its state halfway
+     */
+    Interrupter.Outcome interrupt() {
+        interrupted = true; // retired: a request that waited for the section goes round for a fresh one
+        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(INTERRUPT_GRACE_MILLIS);
+        while (inGuest) {
+            try {
+                context.interrupt(Duration.ofMillis(INTERRUPT_ROUND_MILLIS));
+                break;
+            } catch (TimeoutException stillEntered) {
+                if (inGuest && System.nanoTime() - giveUp > 0) {
+                    cancelled = true;
+                    canceller = new Thread(() -> context.close(true), "graaljs-cancel-" + tenant);
+                    canceller.setDaemon(true);
+                    canceller.start();
+                    break;
+                }
+            }
+        }
+        return Interrupter.Outcome.RETIRE;
     }
 
     /**
@@ -181,7 +264,16 @@ public final class JsContext {
             closedDuringACall = true;
         }
         closes.incrementAndGet();
-        context.close(cancelled); // a cancelled context is closed already; close(true) is then a no-op
+        if (cancelled) {
+            // closed by the canceller, which ends once the interrupted thread has left the context
+            try {
+                canceller.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        } else {
+            context.close();
+        }
     }
 
     public String tenant() {
@@ -206,57 +298,5 @@ public final class JsContext {
     @Override
     public String toString() {
         return "JsContext[" + tenant + (fit ? "" : ", unfit") + ", closes=" + closes.get() + "]";
-    }
-
-    /**
-     * One run's deadline. The run and the watchdog settle who finishes first with one CAS on
-     * {@code state}:
-     *
-     * <pre>
-     * RUNNING --finish()--> FINISHED   the script returned in time; the watchdog's task does nothing
-     * RUNNING --expire()--> EXPIRED    the watchdog interrupts; finish() waits until it has
-     * </pre>
-     */
-    private final class Watch {
-        private static final int RUNNING = 0;
-        private static final int FINISHED = 1;
-        private static final int EXPIRED = 2;
-
-        private final AtomicInteger state = new AtomicInteger(RUNNING);
-        private final CountDownLatch interruptDone = new CountDownLatch(1);
-
-        /** The watchdog's task at the deadline. */
-        void expire() {
-            if (!state.compareAndSet(RUNNING, EXPIRED)) {
-                return;
-            }
-            try {
-                context.interrupt(Duration.ofMillis(INTERRUPT_GRACE_MILLIS));
-            } catch (TimeoutException notStopped) {
-                cancelled = true;
-                context.close(true);
-            } finally {
-                interruptDone.countDown();
-            }
-        }
-
-        /** The run's thread, out of the script: returns once no interrupt for this run is under way. */
-        void finish() {
-            if (state.compareAndSet(RUNNING, FINISHED)) {
-                return;
-            }
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    interruptDone.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.refpool.examples.lua;
 
+import io.refpool.core.Interrupter;
 import io.refpool.examples.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,15 +31,17 @@ import org.luaj.vm2.lib.jse.JseMathLib;
  * <pre>{@code
  * LuaInterpreter lua = new LuaInterpreter("tenant-7", unused -> {});
  * Outcome outcome = lua.run("count = (count or 0) + 1; return count", Duration.ofSeconds(1));
+ * lua.interrupt();   // from another thread: the running script stops at its next hook
  * }</pre>
  *
  * <p><b>Sandbox.</b> Scripts see the base, string, table, math and bit32 libraries: no {@code io},
  * {@code os}, {@code luajava}, {@code require}, {@code dofile} or {@code loadfile}, and no
  * {@code coroutine} library (LuaJ runs each coroutine on a Java thread of its own, and a debug hook
- * is set per coroutine, so the time limit below would not reach one).
+ * is set per coroutine, so the stop below would not reach one).
  *
- * <p><b>Time limit.</b> A debug hook runs every {@value #HOOK_EVERY} instructions on the calling
- * thread and compares the clock with the running call's deadline. Past it, the hook throws an
+ * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on its timer thread when a
+ * request's limit passes while a script runs: it raises a volatile flag, which a debug hook checks
+ * every {@value #HOOK_EVERY} instructions on the running thread. Raised, the hook throws an
  * {@link Error}: LuaJ's {@code pcall} catches every {@code Exception}, so only an {@code Error}
  * unwinds through a script that wraps its loop in {@code pcall} (LuaJ's own sandbox sample stops
  * scripts the same way). The {@code debug} library is gone from the globals once the hook is set,
@@ -46,10 +49,13 @@ import org.luaj.vm2.lib.jse.JseMathLib;
  * {@code string.rep}) is not stopped; neither is memory bounded.
  *
  * <p><b>Corruption.</b> Every global the host put in the interpreter, and every entry of the library
- * tables among them, is pinned when the interpreter opens. After each script the pins are checked:
- * a script that rebound or removed one ({@code string = nil}, {@code tostring = 42},
- * {@code table.insert = nil}) leaves an interpreter that later scripts cannot trust, and the
- * interpreter declares itself unfit. Globals the scripts add (their own state) are theirs to change.
+ * tables among them, is pinned when the interpreter opens. A script that rebound or removed one
+ * ({@code string = nil}, {@code tostring = 42}, {@code table.insert = nil}) leaves an interpreter
+ * that later scripts cannot trust. After each script the globals are checked, which is cheap: a
+ * damaged one makes the interpreter unfit at once. The library entries, a few hundred pins, are
+ * checked by {@link #isUsable()}, the host's validator, when the pool revives the interpreter from
+ * idle: the damage is found before the tenant's next script once its requests pause, and costs a
+ * busy tenant nothing per script. Globals the scripts add (their own state) are theirs to change.
  *
  * <p><b>Shared string metatable.</b> LuaJ keeps the metatable of strings (where {@code s:upper()}
  * looks up {@code upper}) in a static field, set by the first string library loaded in the JVM and
@@ -61,7 +67,7 @@ import org.luaj.vm2.lib.jse.JseMathLib;
  * close, never during a call, and these record any breach.
  */
 public final class LuaInterpreter {
-    /** Instructions between two looks at the clock: cheap enough, and a tight loop stops within microseconds. */
+    /** Instructions between two looks at the stop flag: cheap enough, and a tight loop stops within microseconds. */
     static final int HOOK_EVERY = 1_000;
 
     static {
@@ -76,8 +82,8 @@ public final class LuaInterpreter {
     private final Globals globals = new Globals();
     private final List<Pin> pins = new ArrayList<>();
 
-    /** When the running call must end, in {@link System#nanoTime()}; written and read by the thread in the section. */
-    private long deadline;
+    /** Raised by {@link #interrupt()} on another thread; the hook stops the running script. Never lowered. */
+    private volatile boolean stopRequested;
 
     /** Guarded by the section: written and read only by the thread that holds it. */
     private boolean fit = true;
@@ -106,7 +112,7 @@ public final class LuaInterpreter {
         LuaC.install(globals);
 
         LuaValue sethook = globals.get("debug").get("sethook");
-        sethook.invoke(LuaValue.varargsOf(new DeadlineHook(), LuaValue.EMPTYSTRING, LuaValue.valueOf(HOOK_EVERY)));
+        sethook.invoke(LuaValue.varargsOf(new StopHook(), LuaValue.EMPTYSTRING, LuaValue.valueOf(HOOK_EVERY)));
         for (String hidden : List.of("debug", "package", "require", "dofile", "loadfile")) {
             globals.set(hidden, LuaValue.NIL);
         }
@@ -125,8 +131,9 @@ public final class LuaInterpreter {
     }
 
     /**
-     * Runs {@code script}, stopping it at {@code limit}. Call it from one thread at a time.
+     * Runs {@code script}. Call it from one thread at a time.
      *
+     * @param limit the request's limit, which {@link Outcome.TimedOut} reports
      * @return the script's value, its error, {@link Outcome.TimedOut} or {@link Outcome.Corrupted};
      *     after the last two the interpreter is {@linkplain #isFit() unfit}
      */
@@ -135,17 +142,16 @@ public final class LuaInterpreter {
             overlaps.incrementAndGet();
         }
         try {
-            deadline = System.nanoTime() + limit.toNanos();
             Outcome outcome;
             try {
                 outcome = new Outcome.Value(globals.load(script, tenant).call().tojstring());
-            } catch (DeadlineExceeded stopped) {
+            } catch (Stopped stopped) {
                 fit = false;
                 return new Outcome.TimedOut(limit);
             } catch (LuaError error) {
                 outcome = new Outcome.ScriptError(withoutTraceback(error.getMessage()));
             }
-            String damage = firstDamage();
+            String damage = firstDamage(false);
             if (damage != null) {
                 fit = false;
                 return new Outcome.Corrupted(damage);
@@ -156,9 +162,28 @@ public final class LuaInterpreter {
         }
     }
 
-    /** {@return false once a script overran its limit or corrupted the globals}: the host retires it then */
+    /** {@return false once a script was stopped or corrupted the globals}: the host retires it then */
     boolean isFit() {
-        return fit;
+        return fit && !stopRequested;
+    }
+
+    /**
+     * {@return whether every pin, the library entries too, is as the host left it}: the pool's
+     * validator, on the thread that revives the interpreter from idle (nobody else holds it then)
+     */
+    boolean isUsable() {
+        return fit && firstDamage(true) == null;
+    }
+
+    /**
+     * The pool's interrupter, on its timer thread while a script still runs: the script stops at
+     * its next hook, with an {@code Error} its {@code pcall} cannot catch.
+     *
+     * @return {@link Interrupter.Outcome#RETIRE}: a stopped script may have left its state halfway
+     */
+    Interrupter.Outcome interrupt() {
+        stopRequested = true;
+        return Interrupter.Outcome.RETIRE;
     }
 
     /** Closes the interpreter; the pool's disposer calls it, exactly once. */
@@ -194,20 +219,25 @@ public final class LuaInterpreter {
     }
 
     private void pinEverything() {
+        List<Pin> deep = new ArrayList<>();
         for (Entry global : entries(globals)) {
-            pins.add(new Pin(globals, global.key.tojstring(), global.key, global.value));
+            pins.add(new Pin(globals, global.key.tojstring(), global.key, global.value, false));
             if (global.value.istable() && global.value != globals) {
                 for (Entry member : entries(global.value)) {
                     String path = global.key.tojstring() + "." + member.key.tojstring();
-                    pins.add(new Pin((LuaTable) global.value, path, member.key, member.value));
+                    deep.add(new Pin((LuaTable) global.value, path, member.key, member.value, true));
                 }
             }
         }
+        pins.addAll(deep); // after every global, so that a check of the globals alone stops at the first deep pin
     }
 
-    /** {@return the first pinned name a script rebound or removed, or null if none} */
-    private String firstDamage() {
+    /** {@return the first pinned name a script rebound or removed, or null if none}: the globals only, or with {@code deep} all */
+    private String firstDamage(boolean deep) {
         for (Pin pin : pins) {
+            if (pin.deep && !deep) {
+                return null;
+            }
             if (!pin.value.raweq(pin.table.rawget(pin.key))) {
                 return pin.path;
             }
@@ -233,25 +263,25 @@ public final class LuaInterpreter {
     private record Entry(LuaValue key, LuaValue value) {}
 
     /** A global (or a library table's entry) as the host left it. */
-    private record Pin(LuaTable table, String path, LuaValue key, LuaValue value) {}
+    private record Pin(LuaTable table, String path, LuaValue key, LuaValue value, boolean deep) {}
 
-    /** Runs every {@value #HOOK_EVERY} instructions; throws once the running call is past its deadline. */
-    private final class DeadlineHook extends ZeroArgFunction {
+    /** Runs every {@value #HOOK_EVERY} instructions; throws once {@link #interrupt()} asked for a stop. */
+    private final class StopHook extends ZeroArgFunction {
         @Override
         public LuaValue call() {
-            if (System.nanoTime() - deadline > 0) {
-                throw new DeadlineExceeded();
+            if (stopRequested) {
+                throw new Stopped();
             }
             return NIL;
         }
     }
 
     /** An {@code Error}, not an exception, so that a script's {@code pcall} cannot catch it. */
-    private static final class DeadlineExceeded extends Error {
+    private static final class Stopped extends Error {
         private static final long serialVersionUID = 1L;
 
-        DeadlineExceeded() {
-            super("script ran past its deadline", null, false, false);
+        Stopped() {
+            super("script stopped by the host", null, false, false);
         }
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.refpool.core.DisposalCause;
 import io.refpool.core.PoolStats;
 import io.refpool.examples.Outcome;
 import io.refpool.testkit.TestKit;
@@ -22,6 +23,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -36,24 +38,31 @@ import org.luaj.vm2.lib.ZeroArgFunction;
  * loses or repeats increments when two threads run it in one interpreter, so every request's
  * returned count must be seen exactly once per tenant; each interpreter also counts overlapping
  * calls. After every test the host closes, and every interpreter it opened must have been closed
- * exactly once, never during a call.
+ * exactly once, never during a call, and the interpreters closed for each cause are counted exactly.
  */
 @Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LuaHostTest {
     private static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
     private static final String INCREMENT = "count = (count or 0) + 1; return count";
-    private static final Duration WAIT_LIMIT = Duration.ofSeconds(10);
+    private static final Duration LIMIT = Duration.ofSeconds(10);
+    private static final Duration MAX_LIFETIME = Duration.ofMinutes(1);
 
     private final List<LuaInterpreter> opened = new CopyOnWriteArrayList<>();
     /** Scripts call {@code rendezvous()} to wait until this many scripts are inside their interpreters at once. */
     private volatile CyclicBarrier rendezvous = new CyclicBarrier(1);
     /** Scripts call {@code entered()} to say they are running. */
     private final CountDownLatch entered = new CountDownLatch(1);
+    /** Scripts call {@code held()} to wait until the test lets them go on. */
+    private final CountDownLatch letGo = new CountDownLatch(1);
+    /** The host's clock for the interpreters' lifetime, moved by hand. */
+    private final AtomicLong now = new AtomicLong();
+    /** The interpreters closed for each cause the test expects; every other cause must not have happened. */
+    private final Map<DisposalCause, Long> expectedDisposals = new ConcurrentHashMap<>();
 
     private LuaHost host;
 
-    private LuaHost startHost(Duration runLimit) {
-        host = new LuaHost(WAIT_LIMIT, runLimit, lua -> {
+    private LuaHost startHost() {
+        host = new LuaHost(LIMIT, MAX_LIFETIME, now::get, lua -> {
             opened.add(lua);
             lua.define("rendezvous", new ZeroArgFunction() {
                 @Override
@@ -73,6 +82,18 @@ class LuaHostTest {
                     return NIL;
                 }
             });
+            lua.define("held", new ZeroArgFunction() {
+                @Override
+                public LuaValue call() {
+                    entered.countDown();
+                    try {
+                        assertTrue(letGo.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                    return NIL;
+                }
+            });
         });
         return host;
     }
@@ -81,6 +102,12 @@ class LuaHostTest {
     void everyInterpreterIsClosedExactlyOnceAndNeverDuringACall() {
         if (host == null) {
             return; // the test was skipped before it started one
+        }
+        PoolStats before = host.stats();
+        for (DisposalCause cause : DisposalCause.values()) {
+            if (cause != DisposalCause.CLOSED) {
+                assertEquals(expectedDisposals.getOrDefault(cause, 0L), before.disposals(cause), "closed as " + cause);
+            }
         }
         assertTrue(host.close(BOUND), "the host closed within " + BOUND);
         for (LuaInterpreter lua : opened) {
@@ -95,7 +122,7 @@ class LuaHostTest {
 
     @Test
     void tenantsRunInParallelOnPlatformThreadsAndNoIncrementIsLostOrRepeated() throws Exception {
-        startHost(Duration.ofSeconds(5));
+        startHost();
         differentTenantsAreInsideAtOnce(Executors.newFixedThreadPool(TENANTS.size()));
         incrementsAreSeenExactlyOnce(Executors.newFixedThreadPool(8), 8, 250);
     }
@@ -104,14 +131,14 @@ class LuaHostTest {
     void tenantsRunInParallelOnVirtualThreadsAndNoIncrementIsLostOrRepeated() throws Throwable {
         ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
         assumeTrue(virtualThreads != null, "virtual threads need JDK 21+");
-        startHost(Duration.ofSeconds(5));
+        startHost();
         differentTenantsAreInsideAtOnce(TestKit.virtualThreadPerTaskExecutorOrNull());
         incrementsAreSeenExactlyOnce(virtualThreads, 200, 10);
     }
 
     @Test
     void aScriptErrorKeepsTheInterpreterAndItsState() {
-        startHost(Duration.ofSeconds(5));
+        startHost();
         assertEquals(new Outcome.Value("1"), host.run("tenant-0", INCREMENT));
         assertEquals(new Outcome.ScriptError("tenant-0:1 a plugin bug"), host.run("tenant-0", "error('a plugin bug')"));
         assertEquals(new Outcome.Value("2"), host.run("tenant-0", INCREMENT));
@@ -120,7 +147,7 @@ class LuaHostTest {
 
     @Test
     void anInterpreterWhoseGlobalsAPluginCorruptedIsRetiredAndOtherTenantsKeepTheirs() {
-        startHost(Duration.ofSeconds(5));
+        startHost();
         for (String tenant : List.of("tenant-a", "tenant-b")) {
             host.run(tenant, INCREMENT);
             host.run(tenant, INCREMENT);
@@ -132,21 +159,64 @@ class LuaHostTest {
                 new Outcome.Corrupted("string"),
                 host.run("tenant-a", "count = count + 1; string = 'gone'; return count"));
         eventually().alias("the corrupted interpreter is closed").until(() -> corrupted.closes() == 1);
+        expectedDisposals.put(DisposalCause.INVALIDATED, 1L);
 
         assertEquals(new Outcome.Value("xxx"), host.run("tenant-a", "return string.rep('x', 3)"));
         assertEquals(new Outcome.Value("nil"), host.run("tenant-a", "return count"), "a fresh interpreter");
         assertEquals(new Outcome.Value("3"), host.run("tenant-b", INCREMENT), "tenant-b kept its interpreter");
         assertEquals(0, interpreterOf("tenant-b").closes());
+        assertEquals(3, opened.size(), "tenant-a's second interpreter; tenant-b's first");
+    }
 
-        // one level into the library tables, too
-        assertEquals(new Outcome.Corrupted("table.insert"), host.run("tenant-a", "table.insert = nil"));
+    @Test
+    void damageInTheLibraryTablesIsFoundByTheValidatorBeforeTheInterpreterIsLentAgain() {
+        startHost();
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT));
+        LuaInterpreter damaged = interpreterOf("tenant-a");
+
+        // one level into the library tables: past the cheap check after the script...
+        assertEquals(new Outcome.Value("damaged"), host.run("tenant-a", "table.insert = nil; return 'damaged'"));
+        assertEquals(0, damaged.closes(), "not retired by the run");
+        assertEquals(0, host.stats().disposals(DisposalCause.FAILED_VALIDATION));
+
+        // ...and caught when the next request revives it from idle: that request gets a fresh one
         assertEquals(new Outcome.Value("2"), host.run("tenant-a", "local t = {}; table.insert(t, 1); return #t + 1"));
-        assertEquals(4, opened.size(), "tenant-a's third interpreter; tenant-b's first");
+        assertEquals(1, damaged.closes(), "closed by the failed validation, before the request ran");
+        expectedDisposals.put(DisposalCause.FAILED_VALIDATION, 1L);
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "the fresh interpreter serves on");
+        assertEquals(2, opened.size());
+    }
+
+    @Test
+    void anInterpreterPastItsLifetimeIsReplacedAtItsNextRequestNeverDuringOne() throws Exception {
+        startHost();
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT));
+        LuaInterpreter old = interpreterOf("tenant-a");
+        now.addAndGet(MAX_LIFETIME.toNanos()); // idle and past its lifetime
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "a fresh interpreter");
+        assertEquals(1, old.closes());
+        expectedDisposals.put(DisposalCause.LIFETIME, 1L);
+
+        // an interpreter that outlives its lifetime during a script is closed when the script has ended
+        LuaInterpreter running = interpreterOf("tenant-a");
+        TestKit.Forked<Outcome> held =
+                TestKit.fork("held", () -> host.run("tenant-a", "held(); count = count + 1; return count"));
+        assertTrue(entered.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        now.addAndGet(MAX_LIFETIME.toNanos());
+        assertEquals(new Outcome.Value("1"), host.run("tenant-b", INCREMENT), "another tenant is served meanwhile");
+        assertEquals(0, running.closes(), "not closed under the running script");
+        letGo.countDown();
+        assertEquals(new Outcome.Value("2"), held.join(), "the script finished in its interpreter");
+        eventually().alias("closed once the script ended").until(() -> running.closes() == 1);
+        expectedDisposals.put(DisposalCause.LIFETIME, 2L);
+
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "a fresh interpreter again");
+        assertEquals(4, opened.size(), "tenant-a's three interpreters, tenant-b's one");
     }
 
     @Test
     void noTenantCanChangeTheStringMethodsOfTheOthers() {
-        startHost(Duration.ofSeconds(5));
+        startHost();
         Outcome refused = host.run("tenant-a", "getmetatable('').__index.upper = function() return 'pwned' end");
         assertTrue(
                 refused instanceof Outcome.ScriptError error && error.message().contains("read-only"),
@@ -155,27 +225,29 @@ class LuaHostTest {
     }
 
     @Test
-    void anEndlessLoopIsStoppedAtItsRunLimitAndTheHostKeepsServing() throws Exception {
-        Duration runLimit = Duration.ofMillis(500);
-        startHost(runLimit);
+    void anEndlessLoopIsStoppedAtItsLimitAndTheHostKeepsServing() throws Exception {
+        Duration runawayLimit = Duration.ofMillis(500);
+        startHost();
         assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT));
         LuaInterpreter runaway = interpreterOf("tenant-a");
 
         TestKit.Forked<Outcome> loop =
-                TestKit.fork("runaway", () -> host.run("tenant-a", "entered(); while true do end"));
+                TestKit.fork("runaway", () -> host.run("tenant-a", "entered(); while true do end", runawayLimit));
         assertTrue(entered.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
         // while it loops: another tenant is served, and a request for its own tenant waits in line
         assertEquals(new Outcome.Value("1"), host.run("tenant-b", INCREMENT));
         TestKit.Forked<Outcome> queued = TestKit.fork("queued", () -> host.run("tenant-a", "return count"));
 
-        assertEquals(new Outcome.TimedOut(runLimit), loop.join());
+        assertEquals(new Outcome.TimedOut(runawayLimit), loop.join());
         assertEquals(new Outcome.Value("nil"), queued.join(), "the queued request ran in a fresh interpreter");
         eventually().alias("the runaway's interpreter is closed").until(() -> runaway.closes() == 1);
+        expectedDisposals.put(DisposalCause.INTERRUPTED, 1L);
 
         // a pcall around the loop does not catch the hook's stop
         assertEquals(
-                new Outcome.TimedOut(runLimit),
-                host.run("tenant-a", "while true do pcall(function() while true do end end) end"));
+                new Outcome.TimedOut(runawayLimit),
+                host.run("tenant-a", "while true do pcall(function() while true do end end) end", runawayLimit));
+        expectedDisposals.put(DisposalCause.INTERRUPTED, 2L);
         assertEquals(new Outcome.Value("2"), host.run("tenant-b", INCREMENT), "tenant-b kept its interpreter");
         assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "the host keeps serving tenant-a");
     }
