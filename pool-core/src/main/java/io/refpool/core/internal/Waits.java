@@ -83,11 +83,6 @@ final class Waits {
         return new CancellationException("cancelled while waiting for " + resource);
     }
 
-    /**
-     * {@return what to throw for {@code failure}, a cancellation that ended a wait timed by
-     * {@code timer}}: a timeout named after {@code resource} if the timer fired, otherwise
-     * {@code failure} itself. An interrupt that raced the timer stays set on the thread.
-     */
     /** {@return {@code failure}}, counted by {@code pool} if it is a timeout */
     static <T extends Throwable> T counted(T failure, PoolState pool) {
         if (failure instanceof WaitTimeoutException) {
@@ -96,6 +91,11 @@ final class Waits {
         return failure;
     }
 
+    /**
+     * {@return what to throw for {@code failure}, a cancellation that ended a wait timed by
+     * {@code timer}}: a timeout named after {@code resource} if the timer fired, otherwise
+     * {@code failure} itself. An interrupt that raced the timer stays set on the thread.
+     */
     static RuntimeException ended(
             CancellationException failure, CancellationSource timer, String resource, Duration timeout) {
         return timer.isCancellationRequested() ? new WaitTimeoutException(resource, timeout) : failure;
