@@ -6,6 +6,7 @@ import io.refpool.core.internal.PoolTimings.Timing;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -80,6 +81,19 @@ final class Observer {
         if (timings != null) {
             timings.since(Timing.USE, hold.start);
         }
+    }
+
+    /**
+     * {@return {@code acquired}, the wait for its object recorded from {@code begun} when it
+     * completes} The caller's stage stays the pool's, so its cancel still ends the wait.
+     */
+    <H> CompletionStage<H> objectWaited(long begun, CompletionStage<H> acquired) {
+        acquired.whenComplete((handle, failure) -> {
+            if (failure == null) {
+                since(Timing.OBJECT_WAIT, begun);
+            }
+        });
+        return acquired;
     }
 
     /** Records the time since {@code startNanos}, if timings are on. */

@@ -12,19 +12,14 @@ import io.refpool.core.PoolStats;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.HashSet;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * The pool: owns its lifecycle and wires the protocol owners together; nothing else. {@code
+ * The pool: wires the protocol owners together, and says what closing does; nothing else. {@code
  * RefPool} is its public face and calls the owners it returns ({@link #calls}, {@link #control},
  * {@link #readings}) directly.
  *
@@ -45,8 +40,14 @@ import java.util.function.Function;
  *   {@link LeakTracker}        handles that become unreachable while open
  *   {@link Handles}            making a handle where the API returns one; giving a reference back
  *   {@link Acquirer}           the acquire paths: a retained entry, or a handle at the edge
- *   {@link Calls}              call, callAsync, attached
+ *   {@link Calls}              call, run, attached
+ *   {@link AsyncCalls}         callAsync
+ *   {@link RunControl}         the interrupter and section hooks around a call's function
+ *   {@link Revival}            the validator and maximum lifetime, on revive and at count 0
+ *   {@link Warmer}             warm-up
+ *   {@link Observer}           timings and the held-too-long check
  *   {@link LifecycleControl}   flush, invalidate and clearIdle, attached as needed
+ *   {@link Shutdown}           open, closing, closed: which close() works and who waits
  * </pre>
  *
  * <p>Each owner is given, when it is built, the few owners it calls, and {@link PoolState} for the
@@ -56,11 +57,8 @@ import java.util.function.Function;
  * go through narrow interfaces ({@link Attacher.PendingReleases}, {@link IdleTier.Evictions},
  * {@link SlotTable.Unpublishable}, {@link Capacity.Reclaimer}).
  *
- * <pre>
- *   lifecycle   to        by
- *   OPEN        CLOSING   the first close(); new attaches and acquires are refused from here on
- *   CLOSING     CLOSED    that close(), after failing waiters, draining and disposing idle objects
- * </pre>
+ * <p>Closing ({@link Shutdown} has the states) fails the waiters, applies every pending release
+ * and disposes the idle objects, attached; new attaches and acquires are refused from its start.
  *
  * <p>A handle closed on an attached thread decrements now; anywhere else it enqueues a pending
  * decrement, applied by the next attach or the drainer. At count 0 {@link EndOfLife#reachedZero}
@@ -76,10 +74,6 @@ public final class PoolCore<K, V> implements PoolState {
             log.log(System.Logger.Level.WARNING, error.message(), error.cause());
         }
     };
-
-    private static final int OPEN = 0;
-    private static final int CLOSING = 1;
-    private static final int CLOSED = 2;
 
     private final AttachMode attachMode;
     private final ErrorListener errors;
@@ -112,11 +106,7 @@ public final class PoolCore<K, V> implements PoolState {
     private final Warmer<K, V> warmer;
     private final PoolReadings readings;
 
-    private final AtomicInteger lifecycle = new AtomicInteger(OPEN);
-    /** Counted down when the first close() has finished. */
-    private final CountDownLatch closed = new CountDownLatch(1);
-    /** The thread running the first close(), while it runs. */
-    private volatile Thread closer;
+    private final Shutdown shutdown = new Shutdown();
 
     private volatile PoolHooks hooks;
 
@@ -240,7 +230,7 @@ public final class PoolCore<K, V> implements PoolState {
 
     @Override
     public boolean isClosed() {
-        return lifecycle.get() != OPEN;
+        return shutdown.isClosed();
     }
 
     /** {@return the pool's name}, as the builder set it or a generated one */
@@ -408,15 +398,7 @@ public final class PoolCore<K, V> implements PoolState {
 
     /** {@return {@code acquired}, its wait recorded when it completes if {@code begun} is not 0} */
     private CompletionStage<Handle<V>> timed(long begun, CompletionStage<Handle<V>> acquired) {
-        if (begun == 0) {
-            return acquired;
-        }
-        acquired.whenComplete((handle, failure) -> { // the caller's stage stays the pool's: its cancel ends the wait
-            if (failure == null) {
-                observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
-            }
-        });
-        return acquired;
+        return begun == 0 ? acquired : observer.objectWaited(begun, acquired);
     }
 
     /**
@@ -452,13 +434,7 @@ public final class PoolCore<K, V> implements PoolState {
      * acquired or disposed while it is taken may be in it or not
      */
     public Set<K> liveKeys() {
-        Set<K> keys = new HashSet<>();
-        slots.forEachEntry(entry -> {
-            if (entry.count() >= 0) {
-                keys.add(entry.key);
-            }
-        });
-        return Collections.unmodifiableSet(keys);
+        return slots.liveKeys();
     }
 
     // ---------------------------------------------------------------- errors
@@ -500,66 +476,31 @@ public final class PoolCore<K, V> implements PoolState {
      * for itself: then it returns at once.
      */
     public void close() {
-        if (!lifecycle.compareAndSet(OPEN, CLOSING)) {
-            if (closer != Thread.currentThread() && !isAttached()) {
-                awaitClosed();
-            }
-            return;
-        }
-        closer = Thread.currentThread();
-        try {
-            failWaitersDrainAndDispose();
-        } finally {
-            if (observer != null) {
-                observer.poolClosed();
-            }
-            lifecycle.set(CLOSED);
-            closer = null;
-            closed.countDown(); // even if the close failed: a second close() must not wait forever
-            attacher.forgetThread(); // the closing thread keeps no state of a closed pool
-        }
+        shutdown.close(
+                this::failWaitersDrainAndDispose,
+                this::isAttached,
+                () -> {
+                    if (observer != null) {
+                        observer.poolClosed();
+                    }
+                },
+                attacher::forgetThread); // the closing thread keeps no state of a closed pool
     }
 
     /**
      * Closes the pool, waiting at most {@code timeout} for it: the close runs on a thread of its own
-     * (or is the one already running), so a call that never returns keeps only that thread waiting.
-     * {@code false}: threads were still attached at the limit; the close goes on and finishes when
-     * they leave.
+     * (or is the one already running), so a call that never returns keeps only that thread waiting;
+     * at the limit the calls still running are interrupted (with an interrupter). {@code false}:
+     * threads were still attached at the limit; the close goes on and finishes when they leave.
      *
      * @return whether the pool is closed
      */
     public boolean close(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("close(timeout) with a negative timeout: " + timeout);
-        }
-        long nanos = timeout.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 2 : timeout.toNanos();
-        if (lifecycle.get() == OPEN) {
-            Thread closer = new Thread(this::close, "refpool-close (pool '" + name + "')");
-            closer.setDaemon(true);
-            closer.start();
-        }
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + nanos;
-        try {
-            for (; ; ) {
-                try {
-                    if (closed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                        return true;
-                    }
-                    if (runs != null) {
-                        runs.interruptAll(); // the calls still running at the limit, on this thread
-                    }
-                    return closed.getCount() == 0;
-                } catch (InterruptedException e) {
-                    interrupted = true; // as close(): not interruptible; the flag is restored below
-                }
+        return shutdown.closeWithin(timeout, this::close, "refpool-close (pool '" + name + "')", () -> {
+            if (runs != null) {
+                runs.interruptAll(); // the calls still running at the limit, on this thread
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        });
     }
 
     private void failWaitersDrainAndDispose() {
@@ -577,21 +518,6 @@ public final class PoolCore<K, V> implements PoolState {
             leaks.reportOpenAtClose(slots);
         } finally {
             attached.close();
-        }
-    }
-
-    private void awaitClosed() {
-        boolean interrupted = false;
-        for (; ; ) {
-            try {
-                closed.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true; // close() is not interruptible; the flag is restored below
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 

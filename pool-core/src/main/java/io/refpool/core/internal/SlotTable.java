@@ -5,6 +5,9 @@ import io.refpool.core.ObjectFactory;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.sync.Guard;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -98,6 +101,17 @@ final class SlotTable<K, V> {
     }
 
     /** Runs {@code action} on every entry (weakly consistent). */
+    /** {@return the keys with an object live or idle now}, an unmodifiable snapshot, weakly consistent */
+    Set<K> liveKeys() {
+        Set<K> keys = new HashSet<>();
+        forEachEntry(entry -> {
+            if (entry.count() >= 0) {
+                keys.add(entry.key);
+            }
+        });
+        return Collections.unmodifiableSet(keys);
+    }
+
     @SuppressWarnings("unchecked")
     void forEachEntry(Consumer<Entry<K, V>> action) {
         for (Slot slot : slots.values()) {
