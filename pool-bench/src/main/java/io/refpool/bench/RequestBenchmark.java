@@ -22,6 +22,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.ThreadParams;
 import stormpot.Allocator;
 import stormpot.Pool;
 import stormpot.PoolTap;
@@ -44,6 +45,11 @@ import stormpot.Timeout;
  *       With {@code idle=16} refpool's idle cache holds fewer objects than there are tenants, so
  *       the tail's requests create objects and the cache evicts and disposes others; with {@code
  *       idle=64} it holds every tenant, as Stormpot's pools and the hand-rolled map always do.
+ *   <li>{@link #ownTenants}: the same Zipf requests, but each benchmark thread has tenants of its
+ *       own (thread {@code i} of {@code n} draws among the tenants {@code i}, {@code i + n}, ...):
+ *       no object is shared between threads, so the row shows what the pool itself writes that
+ *       another core also writes, without the one shared count per tenant that {@code
+ *       zipfRequest} has at 2 threads (its hot tenants are everyone's).
  *   <li>{@link #revive}: one tenant: every request revives the tenant's idle object (count 0 to
  *       1) and idles it again. It {@linkplain Scales scales}: at 2 threads both revive the one hot
  *       key at once, its count crossing zero over and over (Stormpot's tap gives each thread an
@@ -151,13 +157,25 @@ public class RequestBenchmark {
     public static class Requester {
         private static final int DRAWS = 1 << 14;
         private int[] draws;
+        private int[] ownDraws;
         private int cursor;
         Host host;
 
         @Setup(Level.Trial)
-        public void draw(Hosts hosts) {
+        public void draw(Hosts hosts, ThreadParams threads) {
             host = hosts.host.forThread();
             draws = ZipfDraws.draw(TENANTS, DRAWS, Thread.currentThread().getId());
+            int count = threads.getThreadCount();
+            int index = threads.getThreadIndex();
+            ownDraws = ZipfDraws.draw(
+                    TENANTS / count, DRAWS, Thread.currentThread().getId());
+            for (int i = 0; i < DRAWS; i++) {
+                ownDraws[i] = ownDraws[i] * count + index;
+            }
+        }
+
+        int nextOwn() {
+            return ownDraws[cursor++ & (DRAWS - 1)];
         }
 
         int next() {
@@ -169,6 +187,12 @@ public class RequestBenchmark {
     @Scales
     public Object zipfRequest(Requester requester) throws Exception {
         return requester.host.request(requester.next());
+    }
+
+    @Benchmark
+    @Scales
+    public Object ownTenants(Requester requester) throws Exception {
+        return requester.host.request(requester.nextOwn());
     }
 
     @Benchmark

@@ -1,13 +1,13 @@
 package io.refpool.core;
 
+import static io.refpool.core.internal.FieldLayout.instanceFields;
+import static io.refpool.core.internal.FieldLayout.offset;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.internal.ReleaseQueue;
 import java.lang.reflect.Field;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -65,26 +65,5 @@ class DirtyFlagLayoutTest {
         assertFalse(dirtyOffset < 0, "no dirty field");
         long after = lastOffset - dirtyOffset;
         assertTrue(after >= TWO_CACHE_LINES - 1, () -> "only " + after + " bytes of the object follow the flag");
-    }
-
-    private static List<Field> instanceFields(Class<?> type) {
-        List<Field> fields = new ArrayList<>();
-        for (Class<?> c = type; c != Object.class; c = c.getSuperclass()) {
-            for (Field field : c.getDeclaredFields()) {
-                if (!Modifier.isStatic(field.getModifiers())) {
-                    fields.add(field);
-                }
-            }
-        }
-        return fields;
-    }
-
-    /** {@code sun.misc.Unsafe.objectFieldOffset(field)}, called reflectively. */
-    private static long offset(Field field) throws ReflectiveOperationException {
-        Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
-        Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
-        theUnsafe.setAccessible(true);
-        Method objectFieldOffset = unsafeClass.getMethod("objectFieldOffset", Field.class);
-        return (long) objectFieldOffset.invoke(theUnsafe.get(null), field);
     }
 }

@@ -9,20 +9,13 @@ import java.util.function.Supplier;
  * in turn) for its slot, so a nested attach allocates nothing; {@code open} tells a live scope from
  * a closed one.
  */
-final class AttachScope implements Attachment {
-    private final AttachState state;
-    /** This scope's index in its thread's scope slots. */
-    private final int slot;
-    /** The nesting level this scope was last opened at. */
-    int level;
-    /** The other scope of this slot, opened by the next attachment in it. */
-    AttachScope twin;
-
-    boolean open;
+final class AttachScope extends AttachScopeFields implements Attachment {
+    /** After the fields: 64 bytes between them and the object next in memory (see {@link LinePad}). */
+    @SuppressWarnings("unused")
+    private long q0, q1, q2, q3, q4, q5, q6, q7;
 
     AttachScope(AttachState state, int slot) {
-        this.state = state;
-        this.slot = slot;
+        super(state, slot);
     }
 
     private void checkUsable(String operation) {

@@ -38,33 +38,16 @@ import java.util.ArrayDeque;
  * (an async attachment granted to it, a nested attach inside {@code work}) use slots above the
  * suspended ones and never reopen a scope that is still open below.
  */
-final class AttachState {
-    final Thread thread;
-
-    /** The pool's attacher while attached ({@code depth > 0}), otherwise {@code null}. */
-    Attacher<?, ?> attacher;
-
-    int depth;
-    /** Whether the outermost attachment holds the gate exclusively. */
-    boolean exclusive;
-    /** The guard of an outermost attachment that had to wait; {@code null} if it entered at once. */
-    Guard guard;
-
-    /** Slots below this belong to attachments suspended by {@code detached()} sections. */
-    int base;
-
-    private AttachScope[] scopes = new AttachScope[4];
-
+final class AttachState extends AttachStateFields {
     /** A disposal loop longer than this replaces its grown work list with a small one. */
     static final int DISPOSALS_KEPT = 64;
 
-    /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
-    ArrayDeque<Entry<?, ?>> disposals = new ArrayDeque<>();
-
-    boolean disposing;
+    /** After the fields: 64 bytes between them and the object next in memory (see {@link LinePad}). */
+    @SuppressWarnings("unused")
+    private long q0, q1, q2, q3, q4, q5, q6, q7;
 
     AttachState(Thread thread) {
-        this.thread = thread;
+        super(thread);
     }
 
     /** A nested attach: one level deeper, in a reopened scope object. */
@@ -162,14 +145,16 @@ final class AttachState {
             System.arraycopy(scopes, 0, grown, 0, scopes.length);
             scopes = grown;
         }
-        AttachScope scope = scopes[slot];
-        if (scope == null) {
-            scope = new AttachScope(this, slot);
+        AttachScope first = scopes[slot];
+        if (first == null) {
+            first = new AttachScope(this, slot);
             AttachScope twin = new AttachScope(this, slot);
-            scope.twin = twin;
-            twin.twin = scope;
+            first.twin = twin;
+            twin.twin = first;
+            scopes[slot] = first;
         }
-        scopes[slot] = scope.twin; // the next attachment in this slot gets the other one
+        AttachScope scope = first.twinNext ? first.twin : first; // the other one than last time
+        first.twinNext = !first.twinNext;
         scope.level = level;
         scope.open = true;
         return scope;

@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * is applied: a key acquired again in between stays live. {@code DISPOSED} is negative, so a
  * retain of a disposed object fails and a release of one is reported, never applied.
  */
-final class Entry<K, V> implements Slot, Release, Attempt {
+final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt {
     /**
      * The count of a disposed object: far below zero, so a stray +1 of a retain that raced the
      * disposal (and takes it back at once) leaves the count negative. Any negative count means
@@ -66,11 +66,12 @@ final class Entry<K, V> implements Slot, Release, Attempt {
      */
     static final int CHECKING = Integer.MIN_VALUE / 4;
 
-    private static final VarHandle COUNT = FieldHandles.find(MethodHandles.lookup(), Entry.class, "count", int.class);
+    private static final VarHandle COUNT =
+            FieldHandles.find(MethodHandles.lookup(), EntryHot.class, "count", int.class);
     private static final VarHandle IDLE_SPELLS =
-            FieldHandles.find(MethodHandles.lookup(), Entry.class, "idleSpells", int.class);
+            FieldHandles.find(MethodHandles.lookup(), EntryHot.class, "idleSpells", int.class);
     private static final VarHandle CACHED_SPELL =
-            FieldHandles.find(MethodHandles.lookup(), Entry.class, "cachedSpell", int.class);
+            FieldHandles.find(MethodHandles.lookup(), EntryHot.class, "cachedSpell", int.class);
     private static final VarHandle IDLING =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "idling", boolean.class);
     private static final VarHandle RETIRED =
@@ -105,20 +106,6 @@ final class Entry<K, V> implements Slot, Release, Attempt {
     /** The object's exclusive section, created by its first use; {@code null} until then. */
     @SuppressWarnings("unused") // accessed through SECTION
     private volatile Section section;
-
-    @SuppressWarnings("unused") // accessed through COUNT
-    private volatile int count;
-
-    /**
-     * The idle spell times two, plus one once someone recorded it ({@link #recordSpell}): only a
-     * recorded spell needs a successor at the next zero. A hot key revived and idled over and over
-     * while the cache holds it thus writes nothing but its count.
-     */
-    @SuppressWarnings("unused") // accessed through IDLE_SPELLS
-    private volatile int idleSpells;
-
-    @SuppressWarnings("unused") // accessed through CACHED_SPELL
-    private volatile int cachedSpell = NOT_CACHED;
 
     /**
      * Set by the releaser while it idles the object (see {@code IdleTier.idle}); read by the

@@ -1,0 +1,25 @@
+package io.refpool.core.internal;
+
+/**
+ * The fields of an {@link AttachScope}, written on every attach of its level, between
+ * {@link LinePad}'s 64 bytes and those {@link AttachScope} adds after them, as for
+ * {@link AttachStateFields}.
+ */
+abstract class AttachScopeFields extends LinePad {
+    final AttachState state;
+    /** This scope's index in its thread's scope slots. */
+    final int slot;
+    /** The nesting level this scope was last opened at. */
+    int level;
+    /** The other scope of this slot, opened by the next attachment in it. */
+    AttachScope twin;
+    /** Of the first scope of a slot: whether its twin is the one the slot opens next. */
+    boolean twinNext;
+
+    boolean open;
+
+    AttachScopeFields(AttachState state, int slot) {
+        this.state = state;
+        this.slot = slot;
+    }
+}

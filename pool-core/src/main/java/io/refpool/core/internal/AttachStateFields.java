@@ -1,0 +1,37 @@
+package io.refpool.core.internal;
+
+import io.refpool.sync.Guard;
+import java.util.ArrayDeque;
+
+/**
+ * The fields of an {@link AttachState}, which its thread writes on every attach and detach, between
+ * {@link LinePad}'s 64 bytes and those {@link AttachState} adds after them: however a collection
+ * places one thread's state next to another's, or next to the pool's attacher, that every thread
+ * reads, the writes of one never cost the other a cache miss.
+ */
+abstract class AttachStateFields extends LinePad {
+    final Thread thread;
+
+    /** The pool's attacher while attached ({@code depth > 0}), otherwise {@code null}. */
+    Attacher<?, ?> attacher;
+
+    int depth;
+    /** Whether the outermost attachment holds the gate exclusively. */
+    boolean exclusive;
+    /** The guard of an outermost attachment that had to wait; {@code null} if it entered at once. */
+    Guard guard;
+
+    /** Slots below this belong to attachments suspended by {@code detached()} sections. */
+    int base;
+
+    AttachScope[] scopes = new AttachScope[4];
+
+    /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
+    ArrayDeque<Entry<?, ?>> disposals = new ArrayDeque<>();
+
+    boolean disposing;
+
+    AttachStateFields(Thread thread) {
+        this.thread = thread;
+    }
+}
