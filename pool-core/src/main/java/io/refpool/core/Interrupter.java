@@ -27,6 +27,10 @@ package io.refpool.core;
  * disposes an object under a running function: a retired object is disposed, with
  * {@link DisposalCause#INTERRUPTED}, when its last holder lets go.
  *
+ * <p>A two-key {@code call} or {@code run} on two objects ({@link RefPool#call(Object, Object,
+ * PoolBiFunction)}) gives the interrupter each object once, the first key's first, and applies
+ * each one's outcome to its own object; one key named twice gives its object once.
+ *
  * <p>An interrupter that throws is reported to the error listener as
  * {@link PoolError.Kind#INTERRUPTER_FAILED}, and the object is retired: the pool cannot tell
  * what state a half-stopped engine is in.

@@ -435,7 +435,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws io.refpool.sync.WaitInterruptedException as for {@link #call(Object, PoolFunction)}
      */
     public <T, E extends Exception> T call(K first, K second, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
-        return core.calls().call(first, second, fn);
+        return core.calls().call(first, second, core.observed(first, second, fn));
     }
 
     /**
@@ -457,10 +457,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      */
     public <E extends Exception> void run(K first, K second, PoolBiConsumer<? super V, E> action) throws E {
         Objects.requireNonNull(action, "action");
-        core.calls().call(first, second, (a, b) -> {
+        core.calls().call(first, second, core.observed(first, second, (a, b) -> {
             action.accept(a, b);
             return null;
-        });
+        }));
     }
 
     /**

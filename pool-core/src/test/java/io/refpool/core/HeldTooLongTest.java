@@ -129,6 +129,29 @@ class HeldTooLongTest {
     }
 
     @Test
+    void aTwoKeyCallStillRunningPastTheThresholdIsReportedOnceUnderItsFirstKey() throws Exception {
+        RefPool<String, Resource> pool = pool(HOUR);
+        int reported = pool.call("a", "b", (a, b) -> checkPastThreshold(pool) + checkPastThreshold(pool));
+        assertEquals(1, reported, "one hold for both objects, reported once");
+        List<PoolError> reports = reports();
+        assertEquals(1, reports.size(), reports.toString());
+        PoolError report = reports.get(0);
+        assertEquals("a", report.key());
+        assertTrue(
+                report.message().startsWith("a two-key call")
+                        && report.message().contains("'b'"),
+                report.message());
+        assertTrue(
+                stackOf(report.cause())
+                        .contains("aTwoKeyCallStillRunningPastTheThresholdIsReportedOnceUnderItsFirstKey"),
+                stackOf(report.cause()));
+        assertEquals(0, checkPastThreshold(pool), "the call returned");
+        pool.run("c", "d", (c, d) -> assertEquals(1, checkPastThreshold(pool)));
+        assertEquals(2, pool.stats().heldTooLong());
+        pool.close();
+    }
+
+    @Test
     void aListenerThatThrowsBreaksNeitherTheCheckNorThePool() {
         List<PoolError> seen = new CopyOnWriteArrayList<>();
         RefPool<String, Resource> pool =

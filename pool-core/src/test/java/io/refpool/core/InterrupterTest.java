@@ -101,6 +101,21 @@ class InterrupterTest {
         }
     }
 
+    /** {@return what {@code call}, run on a new thread, threw once it ends}, or {@code null} if it returned */
+    private static CompletableFuture<Throwable> onNewThread(java.util.concurrent.Callable<?> call) {
+        CompletableFuture<Throwable> ended = new CompletableFuture<>();
+        new Thread(() -> {
+                    try {
+                        call.call();
+                        ended.complete(null);
+                    } catch (Throwable t) {
+                        ended.complete(t);
+                    }
+                })
+                .start();
+        return ended;
+    }
+
     @Test
     void aLimitUsedUpBeforeTheFunctionStartsFailsTheCallWithoutRunningIt() throws Exception {
         // the enter hook runs after the section is taken and before the function: outlasting the
@@ -311,16 +326,7 @@ class InterrupterTest {
     void aBoundedCloseInterruptsTheCallsStillRunningAtItsLimit() throws Exception {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
         Engine engine = pool.call("k", e -> e);
-        CompletableFuture<Throwable> caller = new CompletableFuture<>();
-        Thread thread = new Thread(() -> {
-            try {
-                pool.call("k", Engine::runaway); // no limit of its own
-                caller.complete(null);
-            } catch (Throwable t) {
-                caller.complete(t);
-            }
-        });
-        thread.start();
+        CompletableFuture<Throwable> caller = onNewThread(() -> pool.call("k", Engine::runaway)); // no limit of its own
         assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
 
         pool.close(Duration.ofMillis(20));
@@ -330,6 +336,46 @@ class InterrupterTest {
         assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
         assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
         assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
+    }
+
+    @Test
+    void aBoundedCloseInterruptsARunningTwoKeyCallGivingEachObjectOnceAtItsLimit() throws Exception {
+        List<String> interruptedKeys = new CopyOnWriteArrayList<>();
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interruptedKeys.add(key);
+            engine.stop();
+            return Interrupter.Outcome.RETIRE;
+        });
+        Engine a = pool.call("a", e -> e);
+        Engine b = pool.call("b", e -> e);
+        CompletableFuture<Throwable> caller =
+                onNewThread(() -> pool.call("b", "a", (first, second) -> first.runaway() + second.runaway()));
+        assertTrue(b.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+
+        pool.close(Duration.ofMillis(20));
+
+        assertEquals(List.of("b", "a"), interruptedKeys, "each object once, the first key's first");
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(a));
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(b));
+        assertTrue(errors.isEmpty(), () -> "" + errors);
+    }
+
+    @Test
+    void aTwoKeyCallNamingOneKeyTwiceGivesItsObjectOnce() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        Engine engine = pool.call("k", e -> e);
+        CompletableFuture<Throwable> caller =
+                onNewThread(() -> pool.call("k", "k", (first, second) -> first.runaway()));
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+
+        pool.close(Duration.ofMillis(20));
+
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertEquals(1, interrupts.get());
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)));
+        assertEquals(DisposalCause.CLOSED, disposed.get(engine), "KEEP");
     }
 
     @Test

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -158,6 +159,7 @@ class RefPoolMetricsTest {
                 .toCompletableFuture()
                 .get(30, TimeUnit.SECONDS);
         assertEquals(3, objectWait.count());
+        assertEquals(3, sectionWait.count(), "the callAsync's wait for the section");
         assertEquals(3, use.count());
         pool.acquireAsync("a", CancellationToken.none())
                 .toCompletableFuture()
@@ -165,8 +167,72 @@ class RefPoolMetricsTest {
                 .close();
         assertEquals(4, objectWait.count());
         assertEquals(4, use.count());
+
+        pool.run("a", "b", (a, b) -> Thread.sleep(5));
+        assertEquals(5, objectWait.count(), "the two-key call's wait for its objects");
+        assertEquals(5, sectionWait.count(), "... and for each of its two sections");
+        assertEquals(5, use.count(), "the two-key call's function");
+        assertTrue(use.max(TimeUnit.MILLISECONDS) >= 5, "the function's 5 ms");
+
+        try (Attachment attached = pool.attach();
+                Handle<StringBuilder> handle = pool.acquire("a")) {
+            io.refpool.sync.Guard first = handle.sectionAsync(CancellationToken.none())
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+            assertEquals(6, sectionWait.count(), "Handle.sectionAsync, free");
+            CompletableFuture<io.refpool.sync.Guard> queued =
+                    handle.sectionAsync(CancellationToken.none()).toCompletableFuture();
+            assertTrue(!queued.isDone(), "the section is held");
+            assertEquals(6, sectionWait.count(), "still waiting");
+            first.close();
+            queued.get(30, TimeUnit.SECONDS).close();
+            assertEquals(7, sectionWait.count(), "Handle.sectionAsync, once granted");
+        }
         assertEquals(pool.stats().creations(), creation.count(), "every creation (no idle cache: one per use)");
         pool.close();
+    }
+
+    @Test
+    void aSectionWaitThatOutlastsTheDefaultWaitInACallIsCountedAsATimeout() throws Exception {
+        List<RefPool.Builder<String, StringBuilder>> builders = List.of(
+                RefPool.<String, StringBuilder>builder(StringBuilder::new),
+                RefPool.<String, StringBuilder>builder(StringBuilder::new).recordTimings(true),
+                RefPool.<String, StringBuilder>builder(StringBuilder::new)
+                        .interrupter((key, value) -> Interrupter.Outcome.KEEP));
+        for (RefPool.Builder<String, StringBuilder> builder : builders) {
+            RefPool<String, StringBuilder> pool =
+                    builder.name("tenants").defaultWait(Duration.ofMillis(20)).build();
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            new RefPoolMetrics(pool).bindTo(registry);
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch done = new CountDownLatch(1);
+            CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> {
+                try {
+                    pool.run("a", session -> {
+                        holding.countDown();
+                        assertTrue(done.await(30, TimeUnit.SECONDS));
+                    });
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            assertTrue(holding.await(30, TimeUnit.SECONDS));
+
+            assertThrows(io.refpool.sync.WaitTimeoutException.class, () -> pool.call("a", StringBuilder::length));
+            assertEquals(1.0, counter(registry, "refpool.timeouts", "pool", "tenants"), "call");
+            assertThrows(io.refpool.sync.WaitTimeoutException.class, () -> pool.run("b", "a", (b, a) -> {}));
+            assertEquals(2.0, counter(registry, "refpool.timeouts", "pool", "tenants"), "the two-key call");
+            try (Attachment attached = pool.attach();
+                    Handle<StringBuilder> handle = pool.acquire("a")) {
+                assertThrows(io.refpool.sync.WaitTimeoutException.class, () -> handle.call(StringBuilder::length));
+            }
+            assertEquals(3.0, counter(registry, "refpool.timeouts", "pool", "tenants"), "Handle.call");
+            assertMetersMatchStats(registry, pool);
+
+            done.countDown();
+            holder.get(30, TimeUnit.SECONDS);
+            pool.close();
+        }
     }
 
     @Test

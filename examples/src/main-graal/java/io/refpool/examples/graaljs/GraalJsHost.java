@@ -71,6 +71,31 @@ public final class GraalJsHost implements AutoCloseable {
      * @param hostApi adds the host's functions to each new context
      */
     public GraalJsHost(Duration limit, Duration maxLifetime, Ticker ticker, Consumer<? super JsContext> hostApi) {
+        this(limit, maxLifetime, ticker, JsContext.INTERRUPT_GRACE, hostApi);
+    }
+
+    /**
+     * Starts a host whose interrupter cancels a context ({@code close(true)}) when an interrupt has
+     * not stopped its script within {@code interruptGrace}.
+     *
+     * <pre>{@code
+     * GraalJsHost host = new GraalJsHost(
+     *         Duration.ofSeconds(1), Duration.ofHours(1), Ticker.systemTicker(), Duration.ofSeconds(2), api -> {});
+     * }</pre>
+     *
+     * @param limit how long a request may take, as in the other constructor
+     * @param maxLifetime how long a context may serve before it is replaced (up to a tenth less)
+     * @param ticker the clock {@code maxLifetime} is read from
+     * @param interruptGrace how long an interrupt may take to stop a script before the context is
+     *     cancelled
+     * @param hostApi adds the host's functions to each new context
+     */
+    public GraalJsHost(
+            Duration limit,
+            Duration maxLifetime,
+            Ticker ticker,
+            Duration interruptGrace,
+            Consumer<? super JsContext> hostApi) {
         this.limit = limit;
         this.engine = Engine.newBuilder("js")
                 .option("engine.WarnInterpreterOnly", "false") // a stock JDK has no compiler for guest code
@@ -88,7 +113,7 @@ public final class GraalJsHost implements AutoCloseable {
                 .validator((String tenant, JsContext js) -> js.isUsable()) // revived from idle
                 .maxLifetime(maxLifetime)
                 .ticker(ticker)
-                .build(tenant -> new JsContext(tenant, engine, hostApi));
+                .build(tenant -> new JsContext(tenant, engine, interruptGrace, hostApi));
     }
 
     /**

@@ -3,7 +3,6 @@ package io.refpool.examples.graaljs;
 import io.refpool.core.Interrupter;
 import io.refpool.examples.Outcome;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -35,8 +34,9 @@ import org.graalvm.polyglot.Value;
  * request's limit passes while a script runs. {@link Context#interrupt(Duration)} stops the script
  * at its next safepoint (a loop's back edge, say; a {@code try}/{@code catch} in the script does not
  * catch it); the run sees GraalJS's own {@link PolyglotException} ({@code isInterrupted()}) and
- * answers {@link Outcome.TimedOut}. A script the interrupt does not stop within
- * {@value #INTERRUPT_GRACE_MILLIS} ms is cancelled ({@code close(true)}). Either way the context is
+ * answers {@link Outcome.TimedOut}. A script the interrupt does not stop within the grace
+ * ({@value #INTERRUPT_GRACE_MILLIS} ms unless the host says otherwise) is cancelled
+ * ({@code close(true)}), for instance one held in a host function that ignores thread interrupts. Either way the context is
  * retired: the script may have stopped halfway through changing its state.
  *
  * <p><b>Corruption.</b> When the context opens, a JavaScript function pins every global, and every
@@ -53,6 +53,9 @@ import org.graalvm.polyglot.Value;
  */
 public final class JsContext {
     static final long INTERRUPT_GRACE_MILLIS = 5_000;
+    /** The default of how long an interrupt may take to stop a script before the context is cancelled. */
+    static final Duration INTERRUPT_GRACE = Duration.ofMillis(INTERRUPT_GRACE_MILLIS);
+
     static final long INTERRUPT_ROUND_MILLIS = 20;
 
     /**
@@ -97,6 +100,9 @@ public final class JsContext {
             """;
 
     private final String tenant;
+    /** How long an interrupt may take before the context is cancelled, in nanoseconds. */
+    private final long interruptGraceNanos;
+
     private final Context context;
     private final Value firstDamage;
     private final boolean pinned;
@@ -129,7 +135,16 @@ public final class JsContext {
      * @param hostApi adds the host's own globals before the globals are pinned
      */
     public JsContext(String tenant, Engine engine, Consumer<? super JsContext> hostApi) {
+        this(tenant, engine, INTERRUPT_GRACE, hostApi);
+    }
+
+    /**
+     * Opens the context, cancelled by {@link #interrupt()} if an interrupt has not stopped its
+     * script within {@code interruptGrace}.
+     */
+    JsContext(String tenant, Engine engine, Duration interruptGrace, Consumer<? super JsContext> hostApi) {
         this.tenant = tenant;
+        this.interruptGraceNanos = interruptGrace.toNanos();
         this.context = Context.newBuilder("js").engine(engine).build();
         hostApi.accept(this);
         this.firstDamage = context.eval("js", PINS);
@@ -224,8 +239,8 @@ public final class JsContext {
 
     /**
      * The pool's interrupter, on its timer thread while a script still runs: interrupts the script,
-     * and cancels the context ({@code close(true)}) if the interrupt has not stopped it within
-     * {@value #INTERRUPT_GRACE_MILLIS} ms.
+     * and cancels the context ({@code close(true)}) if the interrupt has not stopped it within the
+     * grace.
      *
      * <p>{@link Context#interrupt(Duration)} waits until every thread has left the context, and the
      * thread running the script stays entered (the enter hook) until the pool has seen the
@@ -237,7 +252,7 @@ public final class JsContext {
      */
     Interrupter.Outcome interrupt() {
         interrupted = true; // retired: a request that waited for the section goes round for a fresh one
-        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(INTERRUPT_GRACE_MILLIS);
+        long giveUp = System.nanoTime() + interruptGraceNanos;
         while (inGuest) {
             try {
                 context.interrupt(Duration.ofMillis(INTERRUPT_ROUND_MILLIS));
@@ -283,6 +298,11 @@ public final class JsContext {
     /** {@return how often it was closed}: 1 once the pool disposed of it, 0 before */
     public int closes() {
         return closes.get();
+    }
+
+    /** {@return whether an interrupt did not stop a script within the grace, so the context was cancelled} */
+    boolean wasCancelled() {
+        return cancelled;
     }
 
     /** {@return how many runs found another run in this context}: always 0 under the host */

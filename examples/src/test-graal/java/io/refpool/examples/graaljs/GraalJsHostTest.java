@@ -60,7 +60,11 @@ class GraalJsHostTest {
     private GraalJsHost host;
 
     private GraalJsHost startHost() {
-        host = new GraalJsHost(LIMIT, MAX_LIFETIME, now::get, js -> {
+        return startHost(JsContext.INTERRUPT_GRACE);
+    }
+
+    private GraalJsHost startHost(Duration interruptGrace) {
+        host = new GraalJsHost(LIMIT, MAX_LIFETIME, now::get, interruptGrace, js -> {
             opened.add(js);
             js.define("rendezvous", (ProxyExecutable) arguments -> {
                 try {
@@ -80,6 +84,22 @@ class GraalJsHostTest {
                     assertTrue(letGo.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
                 } catch (InterruptedException e) {
                     throw new AssertionError(e);
+                }
+                return null;
+            });
+            js.define("stubborn", (ProxyExecutable) arguments -> {
+                entered.countDown();
+                boolean interrupted = false; // an interrupt does not end it: only the test does
+                while (true) {
+                    try {
+                        assertTrue(letGo.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
                 }
                 return null;
             });
@@ -223,6 +243,30 @@ class GraalJsHostTest {
         expectedDisposals.put(DisposalCause.INTERRUPTED, 2L);
         assertEquals(new Outcome.Value("2"), host.run("tenant-b", INCREMENT), "tenant-b kept its context");
         assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "the host keeps serving tenant-a");
+    }
+
+    @Test
+    void aScriptTheInterruptCannotStopIsCancelledAfterTheGraceAndItsContextClosedOnce() throws Exception {
+        Duration runawayLimit = Duration.ofMillis(200);
+        startHost(Duration.ofMillis(100));
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT));
+        JsContext runaway = contextOf("tenant-a");
+
+        // held in a host function that ignores thread interrupts, the script never reaches a safepoint
+        TestKit.Forked<Outcome> stuck =
+                TestKit.fork("stuck", () -> host.run("tenant-a", "stubborn(); while (true) {}", runawayLimit));
+        assertTrue(entered.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        eventually()
+                .alias("the interrupter cancels the context after the grace")
+                .until(runaway::wasCancelled);
+        assertEquals(0, runaway.closes(), "not closed under the running script");
+        letGo.countDown(); // back in guest code, the loop meets the cancel
+
+        assertEquals(new Outcome.TimedOut(runawayLimit), stuck.join());
+        eventually().alias("the cancelled context is closed").until(() -> runaway.closes() == 1);
+        expectedDisposals.put(DisposalCause.INTERRUPTED, 1L);
+        assertEquals(new Outcome.Value("1"), host.run("tenant-a", INCREMENT), "a fresh context serves tenant-a");
+        assertEquals(2, opened.size());
     }
 
     /** One script per tenant waits inside its context until all of them are inside theirs. */

@@ -185,7 +185,7 @@ public final class AsyncCalls<K, V> {
             } else if (!sections) {
                 new AsyncRun<>(entry, gate, null, callerToken, fn, result).dispatch();
             } else {
-                Section.enterAsync(handles, entry, token, true).whenComplete((section, sectionFailure) -> {
+                Section.enterAsync(handles, entry, token, true, fn).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
                         gate.close();
                         handles.release(entry, null);

@@ -108,7 +108,7 @@ public final class Calls<K, V> {
         }
         return handles.defaultWait == null
                 ? Section.apply(entry, fn)
-                : Section.apply(entry, fn, handles.defaultWait, pool.name());
+                : Section.apply(entry, fn, handles.defaultWait, pool);
     }
 
     /**
@@ -129,7 +129,7 @@ public final class Calls<K, V> {
         }
         Section section = entry.section();
         long begun = handles.clock();
-        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool.name());
+        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool);
         handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry); // a failure: the section is released below, and the call fails with it
@@ -156,14 +156,17 @@ public final class Calls<K, V> {
     }
 
     /**
-     * Runs {@code work} in the section of {@code entry}, which a handle of the caller keeps alive:
-     * unlike {@code Handle.section()} it takes no reference and allocates no guard.
+     * Runs {@code work} in the section of {@code entry}, which a reference of the caller keeps
+     * alive: it takes no reference and allocates no guard. The wait is told to {@code fn}, the
+     * call's function, if timings are on.
      */
-    private <T, E extends Exception> T inSection(Entry<K, V> entry, AttachedWork<T, E> work) throws E {
+    private <T, E extends Exception> T inSection(Entry<K, V> entry, Object fn, AttachedWork<T, E> work) throws E {
         Section section = entry.section();
+        long begun = handles.clock();
         Guard lockGuard = handles.defaultWait == null
                 ? section.enter(entry)
-                : section.enterWithin(entry, handles.defaultWait, pool.name());
+                : section.enterWithin(entry, handles.defaultWait, pool);
+        handles.sectionWaited(begun, fn);
         try {
             if (runs == null) {
                 return work.get();
@@ -213,15 +216,32 @@ public final class Calls<K, V> {
     private <T, E extends Exception> T runBoth(
             Entry<K, V> a, Entry<K, V> b, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
         if (!sections) {
-            return fn.apply(a.value, b.value);
+            return runControlled(a, b, fn);
         }
         if (a == b) { // one object named twice: one section
-            return inSection(a, () -> fn.apply(a.value, b.value));
+            return inSection(a, fn, () -> runControlled(a, b, fn));
         }
         boolean aFirst = a.order < b.order;
         Entry<K, V> outer = aFirst ? a : b;
         Entry<K, V> inner = aFirst ? b : a;
-        return inSection(outer, () -> inSection(inner, () -> fn.apply(a.value, b.value)));
+        return inSection(outer, fn, () -> inSection(inner, fn, () -> runControlled(a, b, fn)));
+    }
+
+    /**
+     * Runs {@code fn} on both objects, marked running for the interrupter if the pool has one:
+     * an interrupt gives it each object once, {@code a}'s first.
+     */
+    private <T, E extends Exception> T runControlled(
+            Entry<K, V> a, Entry<K, V> b, PoolBiFunction<? super V, ? extends T, E> fn) throws E {
+        if (runs == null) {
+            return fn.apply(a.value, b.value);
+        }
+        RunControl<K, V>.Run run = runs.started(a, a == b ? null : b, CancellationToken.none(), null, 0L);
+        try {
+            return fn.apply(a.value, b.value);
+        } finally {
+            runs.returned(run);
+        }
     }
 
     /**

@@ -112,14 +112,14 @@ final class Handles<K, V> {
 
     /**
      * A section was taken for {@code fn} after a wait begun at {@code begun} (from {@link #clock});
-     * recorded if timings are on, and told to {@code fn} if it is an observed call, whose wait for
+     * recorded if timings are on, and told to {@code fn} if it is an observed call ({@link Observer.Observed}), whose wait for
      * the object it is not part of.
      */
     void sectionWaited(long begun, Object fn) {
         if (timings != null) {
             long waited = System.nanoTime() - begun;
             timings.record(PoolTimings.Timing.SECTION_WAIT, waited);
-            if (fn instanceof Observer.Call<?, ?, ?> call) {
+            if (fn instanceof Observer.Observed call) {
                 call.sectionWaited(waited);
             }
         }
@@ -127,13 +127,13 @@ final class Handles<K, V> {
 
     /**
      * {@code fn} in the section of {@code entry}, the section wait timed (timings on): {@code Calls}
-     * and {@code Handle.call} in {@code PER_OBJECT} mode. An observed call ({@link Observer.Call})
+     * and {@code Handle.call} in {@code PER_OBJECT} mode. An observed call ({@link Observer.Observed})
      * learns the wait, which is not part of its wait for the object.
      */
     <T, E extends Exception> T applyTimed(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
         long begun = System.nanoTime();
         Section section = entry.section();
-        Guard lockGuard = defaultWait == null ? section.enter(entry) : section.enterWithin(entry, defaultWait, name());
+        Guard lockGuard = defaultWait == null ? section.enter(entry) : section.enterWithin(entry, defaultWait, pool);
         sectionWaited(begun, fn);
         try {
             return fn.apply(entry.value);
@@ -188,7 +188,7 @@ final class Handles<K, V> {
             if (timings != null) {
                 return applyTimed(entry, fn);
             }
-            return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, name());
+            return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, pool);
         } finally {
             attacher.exitClosure(s, level);
         }

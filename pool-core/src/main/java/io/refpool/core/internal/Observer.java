@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import io.refpool.core.PoolBiFunction;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
 import io.refpool.core.internal.PoolTimings.Timing;
@@ -113,6 +114,15 @@ final class Observer {
     }
 
     /**
+     * {@return {@code fn} as a call on the objects of two keys: timed from now until it starts,
+     * held while it runs} Its hold is reported under {@code first}, naming {@code second}.
+     */
+    <V, T, E extends Exception> PoolBiFunction<V, T, E> call(
+            Object first, Object second, PoolBiFunction<? super V, ? extends T, E> fn) {
+        return new BiCall<>(this, first, second, fn, timings == null ? 0 : System.nanoTime());
+    }
+
+    /**
      * Reports each hold open at {@code nowNanos} past the threshold and not reported yet.
      *
      * @return how many it reported
@@ -186,36 +196,79 @@ final class Observer {
         }
     }
 
-    /** A call's function, observed: the wait until it starts, and the hold while it runs. */
-    static final class Call<V, T, E extends Exception> implements PoolFunction<V, T, E> {
-        private final Observer observer;
-        private final Object key;
-        private final PoolFunction<? super V, ? extends T, E> fn;
+    /** A call, observed: the wait until its function starts, which its section waits are not part of. */
+    abstract static class Observed {
+        final Observer observer;
         /** When the call began (timings on), or 0. */
         private final long begun;
-        /** How long the call waited for the section, set before the function starts. */
+        /** How long the call waited for its sections, set before the function starts. */
         private long sectionWait;
 
-        Call(Observer observer, Object key, PoolFunction<? super V, ? extends T, E> fn, long begun) {
+        Observed(Observer observer, long begun) {
             this.observer = observer;
-            this.key = key;
-            this.fn = fn;
             this.begun = begun;
         }
 
-        /** The call waited {@code nanos} for its section, which is not part of the wait for the object. */
-        void sectionWaited(long nanos) {
-            sectionWait = nanos;
+        /** The call waited {@code nanos} for a section, which is not part of the wait for its objects. */
+        final void sectionWaited(long nanos) {
+            sectionWait += nanos;
+        }
+
+        /** The function starts now: the wait for the objects is recorded, if timings are on. */
+        final void starts() {
+            if (observer.timings != null) {
+                observer.timings.record(Timing.OBJECT_WAIT, System.nanoTime() - begun - sectionWait);
+            }
+        }
+    }
+
+    /** A call's function, observed: the wait until it starts, and the hold while it runs. */
+    static final class Call<V, T, E extends Exception> extends Observed implements PoolFunction<V, T, E> {
+        private final Object key;
+        private final PoolFunction<? super V, ? extends T, E> fn;
+
+        Call(Observer observer, Object key, PoolFunction<? super V, ? extends T, E> fn, long begun) {
+            super(observer, begun);
+            this.key = key;
+            this.fn = fn;
         }
 
         @Override
         public T apply(V value) throws E {
-            if (observer.timings != null) {
-                observer.timings.record(Timing.OBJECT_WAIT, System.nanoTime() - begun - sectionWait);
-            }
+            starts();
             Hold hold = observer.open(key, "a call");
             try {
                 return fn.apply(value);
+            } finally {
+                observer.closed(hold);
+            }
+        }
+    }
+
+    /** The function of a call on two keys' objects, observed as a {@link Call} is: one hold for both. */
+    static final class BiCall<V, T, E extends Exception> extends Observed implements PoolBiFunction<V, T, E> {
+        private final Object first;
+        private final Object second;
+        private final PoolBiFunction<? super V, ? extends T, E> fn;
+
+        BiCall(
+                Observer observer,
+                Object first,
+                Object second,
+                PoolBiFunction<? super V, ? extends T, E> fn,
+                long begun) {
+            super(observer, begun);
+            this.first = first;
+            this.second = second;
+            this.fn = fn;
+        }
+
+        @Override
+        public T apply(V a, V b) throws E {
+            starts();
+            Hold hold = observer.open(first, "a two-key call (the other key " + Keys.describe(second) + ")");
+            try {
+                return fn.apply(a, b);
             } finally {
                 observer.closed(hold);
             }

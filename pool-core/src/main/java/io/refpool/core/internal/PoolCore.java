@@ -6,6 +6,7 @@ import io.refpool.core.ErrorListener;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
+import io.refpool.core.PoolBiFunction;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
 import io.refpool.core.PoolStats;
@@ -411,6 +412,19 @@ public final class PoolCore<K, V> implements PoolState {
     public <T, E extends Exception> PoolFunction<? super V, ? extends T, E> observed(
             K key, PoolFunction<? super V, ? extends T, E> fn) {
         return observer == null || fn == null ? fn : observer.call(key, fn);
+    }
+
+    /**
+     * {@return {@code fn} as the pool's two-key calls run it}: as {@link #observed(Object,
+     * PoolFunction)}, one hold for both objects, reported under {@code first}
+     *
+     * @param first the call's first key
+     * @param second its second key
+     * @param fn the function
+     */
+    public <T, E extends Exception> PoolBiFunction<? super V, ? extends T, E> observed(
+            K first, K second, PoolBiFunction<? super V, ? extends T, E> fn) {
+        return observer == null || fn == null ? fn : observer.call(first, second, fn);
     }
 
     /**

@@ -117,7 +117,7 @@ final class PooledHandle<K, V> implements Handle<V> {
             return CompletableFuture.failedFuture(new IllegalStateException(
                     "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
         }
-        return Section.enterAsync(handles, entry, token, false);
+        return Section.enterAsync(handles, entry, token, false, null);
     }
 
     /** {@return the object this handle refers to, with its count and section} */

@@ -120,6 +120,15 @@ final class RunControl<K, V> {
      * @throws WaitTimeoutException if {@code limit} ran out in the call's waits
      */
     Run started(Entry<K, V> entry, CancellationToken token, Duration limit, long deadlineNanos) {
+        return started(entry, null, token, limit, deadlineNanos);
+    }
+
+    /**
+     * {@link #started(Entry, CancellationToken, Duration, long)} of a function on two objects: an
+     * interrupt gives {@code entry}'s object, then {@code other}'s, to the interrupter, and applies
+     * each one's outcome. {@code other} is {@code null} for a function on one object.
+     */
+    Run started(Entry<K, V> entry, Entry<K, V> other, CancellationToken token, Duration limit, long deadlineNanos) {
         if (interrupter == null) {
             return null;
         }
@@ -132,7 +141,7 @@ final class RunControl<K, V> {
                             limit),
                     pool);
         }
-        Run run = new Run(entry);
+        Run run = new Run(entry, other);
         running.add(run);
         if (limit != null) {
             CancellationSource timer = new CancellationSource();
@@ -164,8 +173,14 @@ final class RunControl<K, V> {
             run.registration.unregister();
         }
         running.remove(run);
-        if (interrupted && run.awaitOutcome() == Interrupter.Outcome.RETIRE) {
+        if (!interrupted) {
+            return;
+        }
+        if (run.awaitOutcome() == Interrupter.Outcome.RETIRE) {
             control.retireHeld(run.entry, DisposalCause.INTERRUPTED);
+        }
+        if (run.other != null && run.otherOutcome == Interrupter.Outcome.RETIRE) {
+            control.retireHeld(run.other, DisposalCause.INTERRUPTED);
         }
     }
 
@@ -182,14 +197,20 @@ final class RunControl<K, V> {
     /** One call's function, running; its {@code run()} interrupts it (a timer's, a token's or a close's callback). */
     final class Run implements Runnable {
         final Entry<K, V> entry;
+        /** The second object of a two-key call, or {@code null}. */
+        final Entry<K, V> other;
+
         final AtomicInteger state = new AtomicInteger(RUNNING);
         CancellationSource timer;
         Registration registration;
         /** Written before {@code INTERRUPTED}, under this object's monitor. */
         private Interrupter.Outcome outcome;
+        /** {@code other}'s outcome, written with {@code outcome}. */
+        private Interrupter.Outcome otherOutcome;
 
-        Run(Entry<K, V> entry) {
+        Run(Entry<K, V> entry, Entry<K, V> other) {
             this.entry = entry;
+            this.other = other;
         }
 
         @Override
@@ -197,20 +218,27 @@ final class RunControl<K, V> {
             if (!state.compareAndSet(RUNNING, INTERRUPTING)) {
                 return;
             }
-            Interrupter.Outcome result;
+            Interrupter.Outcome result = interrupt(entry);
+            Interrupter.Outcome second = other == null ? null : interrupt(other);
+            synchronized (this) {
+                outcome = result;
+                otherOutcome = second;
+                state.set(INTERRUPTED);
+                notifyAll();
+            }
+        }
+
+        /** {@return the interrupter's outcome for {@code target}}, {@code RETIRE} if it threw */
+        private Interrupter.Outcome interrupt(Entry<K, V> target) {
             try {
-                result = interrupter.interrupt(entry.key, entry.value);
+                Interrupter.Outcome result = interrupter.interrupt(target.key, target.value);
                 if (result == null) {
                     throw new NullPointerException("the interrupter returned null instead of KEEP or RETIRE");
                 }
+                return result;
             } catch (Throwable e) {
-                report(PoolError.Kind.INTERRUPTER_FAILED, entry, "interrupter", "the object is retired", e);
-                result = Interrupter.Outcome.RETIRE;
-            }
-            synchronized (this) {
-                outcome = result;
-                state.set(INTERRUPTED);
-                notifyAll();
+                report(PoolError.Kind.INTERRUPTER_FAILED, target, "interrupter", "the object is retired", e);
+                return Interrupter.Outcome.RETIRE;
             }
         }
 

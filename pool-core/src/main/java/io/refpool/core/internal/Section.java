@@ -272,7 +272,7 @@ final class Section {
 
     /** {@link #apply(Entry, PoolFunction)} waiting at most {@code wait} for the section. */
     static <V, T, E extends Exception> T apply(
-            Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration wait, String pool) throws E {
+            Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration wait, PoolState pool) throws E {
         Section section = entry.section();
         Guard lockGuard = section.enterWithin(entry, wait, pool);
         try {
@@ -296,7 +296,7 @@ final class Section {
             throws E {
         Section section = entry.section();
         long begun = handles.clock();
-        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, handles.name());
+        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, handles.pool);
         handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry);
@@ -310,13 +310,20 @@ final class Section {
         }
     }
 
-    /** {@link #enter(Entry)} waiting at most {@code timeout}; a free section is taken with no timer armed. */
-    Guard enterWithin(Entry<?, ?> entry, Duration timeout, String pool) {
+    /**
+     * {@link #enter(Entry)} waiting at most {@code timeout}; a free section is taken with no timer
+     * armed. A timeout is counted by {@code pool}.
+     */
+    Guard enterWithin(Entry<?, ?> entry, Duration timeout, PoolState pool) {
         long me = Thread.currentThread().getId();
         if (holder() == me) {
             throw reentry(entry);
         }
-        return lockWithin(me, entry, timeout, pool);
+        try {
+            return lockWithin(me, entry, timeout, pool.name());
+        } catch (WaitTimeoutException e) {
+            throw Waits.counted(e, pool);
+        }
     }
 
     /** Releases a hold taken by {@link #lockFor}: clears the holder, then the lock. */
@@ -335,10 +342,12 @@ final class Section {
      * the stage itself ends the wait; a grant that lands anyway is given back. {@code forCall}: the
      * section of a {@code callAsync}, recorded as {@code RESERVED} until its function runs; its steps
      * run on whichever thread granted the step before, which says nothing of the caller. Otherwise
-     * (a caller's own {@code sectionAsync}) it fails if the calling thread holds the section.
+     * (a caller's own {@code sectionAsync}) it fails if the calling thread holds the section. The
+     * wait is timed as a blocking one is, if timings are on, and told to {@code fn} (a call's
+     * function, or {@code null}).
      */
     static <K, V> CompletionStage<Guard> enterAsync(
-            Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, boolean forCall) {
+            Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, boolean forCall, Object fn) {
         if (token.isCancellationRequested()) {
             return CompletableFuture.failedFuture(new CancellationException("sectionAsync() on the object of key "
                     + Keys.describe(entry.key) + " in pool '" + handles.name() + "' with a token that was already"
@@ -354,8 +363,10 @@ final class Section {
         } catch (IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
+        long begun = handles.clock();
         if (section.lock.tryLock()) {
             section.holder(granted);
+            handles.sectionWaited(begun, fn);
             if (forCall) {
                 return CompletableFuture.completedStage(new Held<>(handles, entry, section, null, null));
             }
@@ -375,6 +386,7 @@ final class Section {
                 return;
             }
             section.holder(granted);
+            handles.sectionWaited(begun, fn);
             Held<K, V> held;
             if (forCall) {
                 held = new Held<>(handles, entry, section, lockGuard, null);
