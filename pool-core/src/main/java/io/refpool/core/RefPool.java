@@ -909,7 +909,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          * because a caller who writes {@code call(key, 2 s, fn)} means "an answer within two
          * seconds": time lost waiting for the section is time the function no longer has. Without
          * an interrupter the limit bounds only the waits, and no timer is armed while a function
-         * runs. Default: none. The two-key {@code call} is not interrupted.
+         * runs. Default: none. The two-key {@code call} has no limit of its own; a bounded {@code close}
+         * stops it, calling the interrupter once for each of its objects.
          *
          * <pre>{@code
          * RefPool<String, Session> sessions = RefPool.builder(engine::open)
@@ -1295,8 +1296,8 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
-         * Reports each handle, and each {@code call}, {@code run} or {@code callAsync} function,
-         * still open {@code threshold} after it was acquired: once, as
+         * Reports each handle, and each {@code call}, {@code run} or {@code callAsync} function (a
+         * two-key call under its first key), still open {@code threshold} after it was acquired: once, as
          * {@link PoolError.Kind#HELD_TOO_LONG} to the error listener with the acquiring stack as its
          * cause, as a JFR event {@code io.refpool.HeldTooLong}, and in
          * {@link PoolStats#heldTooLong()}. Nothing is done to the handle or the call. Default: off.
