@@ -191,7 +191,7 @@ public final class AsyncCalls<K, V> {
                         handles.release(entry, null);
                         result.completeExceptionally(unwrap(sectionFailure));
                     } else {
-                        new AsyncRun<>(entry, gate, (Section.Held<?, ?>) section, callerToken, fn, result).dispatch();
+                        new AsyncRun<>(entry, gate, (SectionHold<?, ?>) section, callerToken, fn, result).dispatch();
                     }
                 });
             }
@@ -207,7 +207,7 @@ public final class AsyncCalls<K, V> {
         private final Entry<K, V> entry;
 
         private final Guard gate;
-        private final Section.Held<?, ?> section;
+        private final SectionHold<?, ?> section;
         /** The caller's token: cancelled while the function runs, it interrupts the function. */
         private final CancellationToken token;
 
@@ -219,7 +219,7 @@ public final class AsyncCalls<K, V> {
         AsyncRun(
                 Entry<K, V> entry,
                 Guard gate,
-                Section.Held<?, ?> section,
+                SectionHold<?, ?> section,
                 CancellationToken token,
                 PoolFunction<? super V, ? extends T, ? extends Exception> fn,
                 CompletableFuture<T> result) {
@@ -306,7 +306,7 @@ public final class AsyncCalls<K, V> {
     private <T> void run(
             Entry<K, V> entry,
             Guard gate,
-            Section.Held<?, ?> section,
+            SectionHold<?, ?> section,
             CancellationToken token,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             CompletableFuture<T> result) {

@@ -73,7 +73,7 @@ final class PooledHandle<K, V> implements Handle<V> {
     public V get() {
         checkOpen("get()");
         if (handles.strictAccess) {
-            Section.checkAccess(handles, entry, opener);
+            AccessChecks.checkGet(handles, entry, opener);
         }
         return entry.value;
     }

@@ -1,6 +1,5 @@
 package io.refpool.core.internal;
 
-import io.refpool.core.AttachMode;
 import io.refpool.core.PoolFunction;
 import io.refpool.sync.AsyncMutex;
 import io.refpool.sync.CancellationSource;
@@ -30,16 +29,16 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>{@code holder} answers two questions and nothing else: "does this thread hold the section
  * already?" (its own write, so it reads it exactly: asking again throws instead of deadlocking) and
- * "may this thread use the object?" for strict access. The lock alone decides who holds the section.
- * {@code ASYNC} admits any thread, as the guard of {@code sectionAsync} may be used on whichever
+ * "may this thread use the object?" for strict access ({@link AccessChecks}). The lock alone decides
+ * who holds the section. {@code ASYNC} admits any thread, as the guard of {@code sectionAsync} may be used on whichever
  * thread its continuation runs; {@code RESERVED} admits none, so between a {@code callAsync} grant
  * and the start of its function no bystander uses the object.
  * It is the holder's {@linkplain Thread#getId() thread id}, which no other thread ever has, rather
  * than the {@code Thread}: a {@code long} store needs no garbage collector barrier, and a reference
  * store into a section that has reached the old generation costs a fence under G1 on every entry.
  *
- * <p>A section guard holds a reference of its own (count + 1 at entry, - 1 at close), so the object
- * stays alive while its section is held even if every handle closes meanwhile.
+ * <p>A section guard ({@link SectionHold}) holds a reference of its own (count + 1 at entry, - 1 at
+ * close), so the object stays alive while its section is held even if every handle closes meanwhile.
  */
 final class Section {
     /** The holder of a free section. Thread ids are positive. */
@@ -75,36 +74,6 @@ final class Section {
         HOLDER.setRelease(this, who);
     }
 
-    /** {@return whether {@code thread} may use the object: it holds the section, or an async caller does} */
-    boolean admits(Thread thread) {
-        long h = holder();
-        return h == thread.getId() || h == ASYNC;
-    }
-
-    /**
-     * Strict access: the calling thread must be attached to the pool and, in {@code PER_OBJECT}
-     * mode, hold the object's section (or stop the world with {@code pool.stopTheWorld()}).
-     */
-    static <K, V> void checkAccess(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
-        Thread me = Thread.currentThread();
-        AttachState s = handles.stateOf(opener);
-        // after close nobody can attach: the objects still held stay usable, in their sections
-        if (s.depth == 0 && !handles.isClosed()) {
-            throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " of pool '"
-                    + handles.name() + "' on thread " + me.getName() + ", which is not attached to the pool"
-                    + " (strictAccess): use the object inside pool.call, or attach first");
-        }
-        if (handles.attachMode() == AttachMode.PER_OBJECT && !(s.depth > 0 && s.exclusive)) {
-            Section section = entry.sectionIfCreated();
-            if (section == null || !section.admits(me)) {
-                throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
-                        + " of pool '" + handles.name() + "' on thread " + me.getName() + ", which does not hold the"
-                        + " object's section (PER_OBJECT mode, strictAccess): use pool.call, or take"
-                        + " Handle.section() first");
-            }
-        }
-    }
-
     /** Takes the section of {@code entry} for the calling thread, parking while another holds it. */
     static <K, V> Guard enter(Handles<K, V> handles, Entry<K, V> entry, CancellationToken token) {
         return enter(handles, entry, token, token.canBeCancelled() ? null : handles.defaultWait);
@@ -121,7 +90,7 @@ final class Section {
     /** Takes the section with a reference of its own, given back if the wait fails. */
     private static <K, V> Guard enter(
             Handles<K, V> handles, Entry<K, V> entry, CancellationToken token, Duration timeout) {
-        refuseUnattached(handles, entry);
+        AccessChecks.refuseUnattached(handles, entry);
         if (token.isCancellationRequested()) { // whether or not the section is free, as every wait does
             throw new CancellationException("section() on the object of key " + Keys.describe(entry.key) + " in pool '"
                     + handles.name() + "' with a token that was already cancelled");
@@ -138,7 +107,7 @@ final class Section {
                     ? section.lockFor(me, entry, token)
                     : section.lockWithin(me, entry, timeout, handles.name());
             handles.sectionWaited(begun);
-            return hooked(handles, entry, section, lockGuard);
+            return SectionHold.hooked(handles, entry, section, lockGuard);
         } catch (Throwable t) {
             handles.release(entry, null);
             Waits.counted(t, handles.pool);
@@ -146,40 +115,6 @@ final class Section {
                 throw (RuntimeException) Waits.named(t, name(handles, entry));
             }
             throw t;
-        }
-    }
-
-    /**
-     * The guard of a section just taken, after the pool's enter hook (if any) ran on this thread;
-     * an enter hook that throws leaves the section free (the caller gives the reference back).
-     */
-    private static <K, V> Held<K, V> hooked(
-            Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard) {
-        RunControl<K, V> runs = handles.runs;
-        if (runs != null) {
-            try {
-                runs.enter(entry);
-            } catch (Throwable t) {
-                section.unlock(lockGuard);
-                throw t;
-            }
-        }
-        return new Held<>(handles, entry, section, lockGuard, runs);
-    }
-
-    /**
-     * A section is taken attached while the pool is open: a thread that held one unattached and then
-     * attached would wait for the gate holding it, against the rule that a section holder never
-     * waits for the gate (see {@code Calls}). After close nobody can attach, and objects still held
-     * stay usable in their sections.
-     */
-    private static <K, V> void refuseUnattached(Handles<K, V> handles, Entry<K, V> entry) {
-        if (!handles.isAttached() && !handles.isClosed()) {
-            throw new IllegalStateException("section() on the object of key " + Keys.describe(entry.key)
-                    + " of pool '" + handles.name() + "' on thread "
-                    + Thread.currentThread().getName()
-                    + ", which is not attached: take the section attached (inside pool.attach() or"
-                    + " pool.attached), use pool.call, or use sectionAsync");
         }
     }
 
@@ -368,10 +303,10 @@ final class Section {
             section.holder(granted);
             handles.sectionWaited(begun, fn);
             if (forCall) {
-                return CompletableFuture.completedStage(new Held<>(handles, entry, section, null, null));
+                return CompletableFuture.completedStage(new SectionHold<>(handles, entry, section, null, null));
             }
             try {
-                return CompletableFuture.completedStage(hooked(handles, entry, section, null));
+                return CompletableFuture.completedStage(SectionHold.hooked(handles, entry, section, null));
             } catch (Throwable t) {
                 handles.release(entry, null);
                 return CompletableFuture.failedFuture(t);
@@ -387,12 +322,12 @@ final class Section {
             }
             section.holder(granted);
             handles.sectionWaited(begun, fn);
-            Held<K, V> held;
+            SectionHold<K, V> held;
             if (forCall) {
-                held = new Held<>(handles, entry, section, lockGuard, null);
+                held = new SectionHold<>(handles, entry, section, lockGuard, null);
             } else {
                 try {
-                    held = hooked(handles, entry, section, lockGuard);
+                    held = SectionHold.hooked(handles, entry, section, lockGuard);
                 } catch (Throwable t) {
                     handles.release(entry, null);
                     result.completeExceptionally(t);
@@ -427,51 +362,5 @@ final class Section {
         return new IllegalStateException("section() on the object of key " + Keys.describe(entry.key) + ": thread "
                 + Thread.currentThread().getName()
                 + " already holds its section, and a second hold would wait for itself");
-    }
-
-    /** A held section: closing it clears the holder, releases the lock, then the reference. */
-    static final class Held<K, V> implements Guard {
-        private final Handles<K, V> handles;
-        private final Entry<K, V> entry;
-        private final Section section;
-        /** The lock's guard if the entry had to wait, else {@code null} (the raw tryLock pair). */
-        private final Guard lockGuard;
-        /** Whose leave hook runs at close: {@code null} if none, or if the holder runs it itself (callAsync). */
-        private final RunControl<K, V> runs;
-
-        private boolean closed;
-
-        Held(Handles<K, V> handles, Entry<K, V> entry, Section section, Guard lockGuard, RunControl<K, V> runs) {
-            this.handles = handles;
-            this.entry = entry;
-            this.section = section;
-            this.lockGuard = lockGuard;
-            this.runs = runs;
-        }
-
-        /** Lets the running thread use the object inside an async caller's section. */
-        void runningOn(Thread thread) {
-            section.holder(thread.getId());
-        }
-
-        @Override
-        public void close() {
-            synchronized (this) {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-            }
-            if (runs != null) {
-                runs.leave(entry); // reports a failure; the section is released anyway
-            }
-            section.unlock(lockGuard);
-            handles.release(entry, null);
-        }
-
-        @Override
-        public String toString() {
-            return "Section[" + Keys.describe(entry.key) + (closed ? ", released" : ", held") + "]";
-        }
     }
 }
