@@ -26,6 +26,9 @@ import java.util.concurrent.CompletionStage;
  * <p>The async path ends its wait when the caller's token is cancelled or the caller completes the
  * returned future itself (cancel, {@code orTimeout}); a handle that arrives anyway is closed, so
  * neither a reference nor a permit is lost.
+ *
+ * <p>The pool's acquires ({@code acquireTimed} and the like) record their wait as {@code
+ * OBJECT_WAIT} if timings are on; with them off they read no clock and allocate nothing for it.
  */
 final class Acquirer<K, V> {
     private static final MethodHandle RETAIN_FOR_HANDLE;
@@ -53,6 +56,8 @@ final class Acquirer<K, V> {
     private final Capacity<K, V> capacity;
     private final Attacher<K, V> attacher;
     private final Handles<K, V> handles;
+    /** Timings and the held-too-long check, or {@code null}: both off. */
+    private final Observer observer;
     /** Whether the pool checks revived objects: then only a live object is shared here. */
     private final boolean checked;
     /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
@@ -67,6 +72,7 @@ final class Acquirer<K, V> {
             Capacity<K, V> capacity,
             Attacher<K, V> attacher,
             Handles<K, V> handles,
+            Observer observer,
             boolean checked) {
         this.checked = checked;
         this.pool = pool;
@@ -75,6 +81,7 @@ final class Acquirer<K, V> {
         this.capacity = capacity;
         this.attacher = attacher;
         this.handles = handles;
+        this.observer = observer;
     }
 
     /**
@@ -177,6 +184,51 @@ final class Acquirer<K, V> {
         Entry<K, V> entry = retainExisting(k);
         return entry != null ? entry : acquireEntry(k, s); // create, or wait for a creation
     }
+
+    // ---------------------------------------------------------------- the pool's acquires, their waits timed
+
+    /**
+     * {@code pool.acquire(key)} of a pool with an observer: {@link #acquireAttached}, its wait
+     * recorded as {@code OBJECT_WAIT} if timings are on.
+     */
+    Handle<V> acquireTimed(K key, AttachState s) {
+        long begun = clock();
+        Handle<V> handle = acquireAttached(key, s);
+        observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        return handle;
+    }
+
+    /** {@code pool.acquire(key, timeout)}: {@link #acquireWithin}, its wait recorded if timings are on. */
+    Handle<V> acquireWithinTimed(K key, Duration timeout) {
+        long begun = clock();
+        Handle<V> handle = acquireWithin(key, timeout);
+        if (begun != 0) {
+            observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        }
+        return handle;
+    }
+
+    /** {@code pool.acquireAsync(key, token)}: {@link #acquireAsync}, its wait recorded if timings are on. */
+    CompletionStage<Handle<V>> acquireAsyncTimed(K key, CancellationToken token) {
+        return timed(clock(), acquireAsync(key, token));
+    }
+
+    /** {@code pool.acquireAsync(key, timeout)}: {@link #acquireAsyncWithin}, its wait recorded if timings are on. */
+    CompletionStage<Handle<V>> acquireAsyncWithinTimed(K key, Duration timeout) {
+        return timed(clock(), acquireAsyncWithin(key, timeout));
+    }
+
+    /** {@return {@code System.nanoTime()} if the pool records timings, else 0 without reading the clock} */
+    private long clock() {
+        return observer == null || observer.timings == null ? 0 : System.nanoTime();
+    }
+
+    /** {@return {@code acquired}, its wait recorded when it completes if {@code begun} is not 0} */
+    private CompletionStage<Handle<V>> timed(long begun, CompletionStage<Handle<V>> acquired) {
+        return begun == 0 ? acquired : observer.objectWaited(begun, acquired);
+    }
+
+    // ---------------------------------------------------------------- waits
 
     /**
      * {@code acquire(key, timeout)}: {@link #acquireAsyncWithin} waited for on this thread. An

@@ -170,7 +170,7 @@ public final class PoolCore<K, V> implements PoolState {
                 config.strictAccess(),
                 attachMode,
                 config.defaultWait());
-        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles, revival != null);
+        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles, observer, revival != null);
         this.calls = new Calls<>(this, attacher, acquirer, handles);
         this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
@@ -351,24 +351,12 @@ public final class PoolCore<K, V> implements PoolState {
         if (key != null && s.depth > 0 && untracked) {
             return new PooledHandle<>(handles, acquirer.retain(key, s), s);
         }
-        return observer == null ? acquirer.acquireAttached(key, s) : acquireTimed(key, s);
+        return observer == null ? acquirer.acquireAttached(key, s) : acquirer.acquireTimed(key, s);
     }
 
-    private Handle<V> acquireTimed(K key, AttachState s) {
-        long begun = clock();
-        Handle<V> handle = acquirer.acquireAttached(key, s);
-        observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
-        return handle;
-    }
-
-    /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithin}. */
+    /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithinTimed}. */
     public Handle<V> acquire(K key, Duration timeout) {
-        long begun = clock();
-        Handle<V> handle = acquirer.acquireWithin(key, timeout);
-        if (begun != 0) {
-            observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
-        }
-        return handle;
+        return acquirer.acquireWithinTimed(key, timeout);
     }
 
     /** {@code pool.warmUp(keys, token)}: see {@link Warmer}. */
@@ -376,13 +364,14 @@ public final class PoolCore<K, V> implements PoolState {
         return warmer.warmUp(keys, token);
     }
 
+    /** {@code acquireAsync(key, token)}: see {@link Acquirer#acquireAsyncTimed}. */
     public CompletionStage<Handle<V>> acquireAsync(K key, CancellationToken token) {
-        return timed(clock(), acquirer.acquireAsync(key, token));
+        return acquirer.acquireAsyncTimed(key, token);
     }
 
-    /** {@code acquireAsync(key, timeout)}: see {@link Acquirer#acquireAsyncWithin}. */
+    /** {@code acquireAsync(key, timeout)}: see {@link Acquirer#acquireAsyncWithinTimed}. */
     public CompletionStage<Handle<V>> acquireAsync(K key, Duration timeout) {
-        return timed(clock(), acquirer.acquireAsyncWithin(key, timeout));
+        return acquirer.acquireAsyncWithinTimed(key, timeout);
     }
 
     // ---------------------------------------------------------------- observation
@@ -390,16 +379,6 @@ public final class PoolCore<K, V> implements PoolState {
     /** {@return where durations go}, or {@code null} if the pool does not record timings */
     public PoolTimings timings() {
         return observer == null ? null : observer.timings;
-    }
-
-    /** {@return {@code System.nanoTime()} if the pool records timings, else 0 without reading the clock} */
-    private long clock() {
-        return observer == null || observer.timings == null ? 0 : System.nanoTime();
-    }
-
-    /** {@return {@code acquired}, its wait recorded when it completes if {@code begun} is not 0} */
-    private CompletionStage<Handle<V>> timed(long begun, CompletionStage<Handle<V>> acquired) {
-        return begun == 0 ? acquired : observer.objectWaited(begun, acquired);
     }
 
     /**
