@@ -3,7 +3,6 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.ErrorListener;
-import io.refpool.core.EvictionCause;
 import io.refpool.core.Handle;
 import io.refpool.core.LeakDetection;
 import io.refpool.core.PoolBiFunction;
@@ -20,9 +19,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
 /**
- * The pool: wires the protocol owners together, and says what closing does; nothing else. {@code
- * RefPool} is its public face and calls the owners it returns ({@link #calls}, {@link #control},
- * {@link #readings}) directly.
+ * The pool: its entry points, each delegating to the owner of its protocol, and what closing does;
+ * nothing else. {@link PoolAssembly} builds the owners. {@code RefPool} is its public face and calls
+ * the owners it returns ({@link #calls}, {@link #control}, {@link #readings}) directly.
  *
  * <h2>Implementation notes</h2>
  *
@@ -52,11 +51,8 @@ import java.util.function.Function;
  * </pre>
  *
  * <p>Each owner is given, when it is built, the few owners it calls, and {@link PoolState} for the
- * pool itself; no owner holds the pool. They are built in the order they call each other; the
- * three calls back up that order (an attach applies pending releases, the cache's evictions are
- * queued, a creation that cannot be published is disposed) and a creation's reclaim of capacity
- * go through narrow interfaces ({@link Attacher.PendingReleases}, {@link IdleTier.Evictions},
- * {@link SlotTable.Unpublishable}, {@link Capacity.Reclaimer}).
+ * pool itself; no owner holds the pool. {@link PoolAssembly} builds them in the order they call
+ * each other, and says how the few calls back up that order are made.
  *
  * <p>Closing ({@link Shutdown} has the states) fails the waiters, applies every pending release
  * and disposes the idle objects, attached; new attaches and acquires are refused from its start.
@@ -84,12 +80,10 @@ public final class PoolCore<K, V> implements PoolState {
     private final CancellationSource closing = new CancellationSource();
     private final PoolCounters counters = new PoolCounters();
 
-    // the protocol owners, each given the few it calls when it is built; idle is null without an idle cache
+    // the protocol owners the entry points and close call, built by PoolAssembly
     private final Attacher<K, V> attacher;
     private final Capacity<K, V> capacity;
     private final SlotTable<K, V> slots;
-    private final Disposals<K, V> disposals;
-    private final IdleTier<K, V> idle;
     private final EndOfLife<K, V> endOfLife;
     private final DeferredReleases<K, V> releases;
     private final LeakTracker leaks;
@@ -121,104 +115,24 @@ public final class PoolCore<K, V> implements PoolState {
         this.errors = config.errors();
         this.observer = Observer.of(this, counters, config.recordTimings(), config.heldTooLong());
         this.untracked = config.leakDetection() == LeakDetection.OFF && observer == null;
-        CancellationToken closingToken = closingToken();
-        // built in the order they call each other (see the class comment)
-        ReleaseQueue<Release> pending = new ReleaseQueue<>();
-        this.attacher =
-                new Attacher<>(this, closingToken, pending, this::applyIfDirty, attachMode, config.defaultWait());
-        Revival<K, V> revival = Revival.of(
-                this, counters, config.validator(), config.maxLifetimeNanos(), config.clock(), this::disposeChecked);
-        this.capacity = new Capacity<>(
-                this,
-                counters,
-                closingToken,
-                attacher,
-                reclaimer(),
-                config.idle() != null,
-                revival != null,
-                config.maxObjects());
-        this.slots = new SlotTable<>(
-                this, counters, capacity, attacher, this::unpublishable, config.factory(), revival, timings());
-        this.disposals = new Disposals<>(this, counters, slots, config.disposer());
-        this.idle = config.idle() == null
-                ? null
-                : new IdleTier<>(this, slots, this::evicted, config.idle(), config.ticker());
-        this.endOfLife = new EndOfLife<>(this, counters, slots, idle, revival, capacity, disposals);
-        this.releases = new DeferredReleases<>(
-                pending,
-                this,
-                counters,
-                slots,
-                endOfLife,
-                disposals,
-                attacher,
-                config.drainExecutor(),
-                config.drainDelayNanos(),
-                config.drainThreshold());
-        this.leaks = new LeakTracker(this, counters, releases, config.leakDetection(), config.leakSampleInterval());
-        this.control = new LifecycleControl<>(this, attacher, slots, releases, endOfLife, idle);
-        this.runs = RunControl.of(this, control, config);
-        this.handles = new Handles<>(
-                this,
-                attacher,
-                releases,
-                endOfLife,
-                control,
-                runs,
-                leaks,
-                observer,
-                config.strictAccess(),
-                attachMode,
-                config.defaultWait());
-        this.acquirer = new Acquirer<>(this, counters, slots, capacity, attacher, handles, observer, revival != null);
-        this.calls = new Calls<>(this, attacher, acquirer, handles);
-        this.asyncCalls = new AsyncCalls<>(this, closingToken, attacher, acquirer, handles, config.callFunctions());
-        this.readings = new PoolReadings(counters, releases.queue(), capacity);
-        this.warmer = new Warmer<>(this, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
+        PoolAssembly<K, V> owners = new PoolAssembly<>(this, counters, closingToken(), observer, config);
+        this.attacher = owners.attacher;
+        this.capacity = owners.capacity;
+        this.slots = owners.slots;
+        this.endOfLife = owners.endOfLife;
+        this.releases = owners.releases;
+        this.leaks = owners.leaks;
+        this.handles = owners.handles;
+        this.acquirer = owners.acquirer;
+        this.calls = owners.calls;
+        this.asyncCalls = owners.asyncCalls;
+        this.control = owners.control;
+        this.runs = owners.runs;
+        this.warmer = owners.warmer;
+        this.readings = owners.readings;
     }
 
-    // the four calls back up the order of construction
-
-    private void applyIfDirty(AttachState s) {
-        releases.applyIfDirty(s);
-    }
-
-    private boolean evicted(V value, EvictionCause cause) {
-        return releases.evicted(value, cause);
-    }
-
-    private void unpublishable(Entry<K, V> entry, AttachState s) {
-        endOfLife.unpublishable(entry, s);
-    }
-
-    private void disposeChecked(Entry<K, V> entry) {
-        endOfLife.disposeChecked(entry);
-    }
-
-    /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */
-    private Capacity.Reclaimer reclaimer() {
-        return new Capacity.Reclaimer() {
-            @Override
-            public boolean reclaimOneIdle() {
-                return endOfLife.reclaimOneIdle();
-            }
-
-            @Override
-            public boolean reclaimUncached() {
-                return endOfLife.reclaimUncached();
-            }
-
-            @Override
-            public void applyPending(AttachState s) {
-                if (idle != null) {
-                    idle.cleanUp();
-                }
-                releases.applyAll(s);
-            }
-        };
-    }
-
-    // ---------------------------------------------------------------- wiring and lifecycle
+    // ---------------------------------------------------------------- state and test seams
 
     public AttachMode attachMode() {
         return attachMode;
