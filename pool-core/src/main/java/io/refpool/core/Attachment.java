@@ -24,7 +24,10 @@ public interface Attachment extends AutoCloseable {
     /**
      * Gives the gate up around {@code work} (for blocking work that does not need the engine) and
      * takes it back before returning, even if {@code work} throws. While {@code work} runs the thread
-     * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused.
+     * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused. On a
+     * thread that is detached already (inside another {@code detached()} section, or in a
+     * {@link AttachMode#GLOBAL} pool's factory, which runs with the gate given up) it runs
+     * {@code work} as it is.
      *
      * @param work what to run detached
      * @param <T> its result type

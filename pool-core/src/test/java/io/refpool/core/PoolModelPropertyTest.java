@@ -407,7 +407,19 @@ class PoolModelPropertyTest {
             if (evicts) {
                 evictedOneIdleForCapacity();
             }
-            held.add(new Held(handle, open(key, object, handle.get())));
+            Session session = handle.get();
+            boolean created = object == null || object.session != session;
+            held.add(new Held(handle, open(key, object, session)));
+            if (mode == AttachMode.GLOBAL && created) {
+                // the factory ran with the gate given up: waiters granted a permit ran meanwhile; one
+                // for this key found the creation, waited for it, and queued at the gate again
+                List<Waiter> forThisKey = new ArrayList<>();
+                granted.removeIf(waiter -> waiter.key.equals(key) && forThisKey.add(waiter));
+                holdingGate = false;
+                runGrantedWaiters();
+                holdingGate = true;
+                granted.addAll(forThisKey);
+            }
         }
 
         private void acquireAsync(String key) {

@@ -53,9 +53,8 @@ final class AttachScope extends AttachScopeFields implements Attachment {
     public <T> T detached(Supplier<T> work) {
         Objects.requireNonNull(work, "work");
         checkUsable("detached()");
-        if (slot < state.base) {
-            throw new IllegalStateException("detached() of an attachment suspended by a detached() section that is"
-                    + " still running: the thread is detached already");
+        if (state.depth == 0) { // suspended (a detached() section, or a GLOBAL pool's factory): detached already
+            return work.get();
         }
         return state.attacher.detached(state, work);
     }
