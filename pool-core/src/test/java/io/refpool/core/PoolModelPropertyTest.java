@@ -415,6 +415,9 @@ class PoolModelPropertyTest {
                 // for this key found the creation, waited for it, and queued at the gate again
                 List<Waiter> forThisKey = new ArrayList<>();
                 granted.removeIf(waiter -> waiter.key.equals(key) && forThisKey.add(waiter));
+                if (!forThisKey.isEmpty()) {
+                    drain(); // its attach applied what was pending
+                }
                 holdingGate = false;
                 runGrantedWaiters();
                 holdingGate = true;

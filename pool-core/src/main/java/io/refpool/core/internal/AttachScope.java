@@ -53,8 +53,12 @@ final class AttachScope extends AttachScopeFields implements Attachment {
     public <T> T detached(Supplier<T> work) {
         Objects.requireNonNull(work, "work");
         checkUsable("detached()");
-        if (state.depth == 0) { // suspended (a detached() section, or a GLOBAL pool's factory): detached already
-            return work.get();
+        if (slot < state.base) {
+            if (state.depth == 0 && state.poolSuspensions > 0) {
+                return work.get(); // suspended by the pool (a GLOBAL factory), not by a caller: detached already
+            }
+            throw new IllegalStateException("detached() of an attachment suspended by a detached() section that is"
+                    + " still running: the thread is detached already");
         }
         return state.attacher.detached(state, work);
     }

@@ -377,6 +377,16 @@ final class Attacher<K, V> {
         if (s.depth == 0) {
             return work.get();
         }
+        s.poolSuspensions++;
+        try {
+            return suspend(s, work);
+        } finally {
+            s.poolSuspensions--;
+        }
+    }
+
+    /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
+    private <T> T suspend(AttachState s, Supplier<T> work) {
         boolean exclusive = s.exclusive;
         Guard held = s.guard;
         int depth = s.suspend();
@@ -395,7 +405,7 @@ final class Attacher<K, V> {
     <T> T detached(AttachState s, Supplier<T> work) {
         applyIfDirty(s);
         try {
-            return suspended(s, work);
+            return suspend(s, work);
         } finally {
             applyIfDirty(s);
         }
