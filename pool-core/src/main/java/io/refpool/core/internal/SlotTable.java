@@ -153,9 +153,10 @@ final class SlotTable<K, V> {
         for (; ; ) {
             Slot slot = slots.get(key);
             if (slot == null) {
-                Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+                Creation<K, V> creation =
+                        new Creation<>(Thread.currentThread(), false, s != null && attacher.yieldsGate(s));
                 if (slots.putIfAbsent(key, creation) == null) {
-                    return create(key, creation, s, permit, s != null && attacher.yieldsGate(s));
+                    return create(key, creation, s, permit);
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
@@ -215,7 +216,9 @@ final class SlotTable<K, V> {
                 return Attempt.NeedsCapacity.INSTANCE;
             }
         }
-        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+        // the warm-up's own attach, the thread's only one: nothing of a caller's is suspended with it
+        boolean gateFree = s.depth == 1 && s.base == 0 && !s.exclusive || attacher.yieldsGate(s);
+        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false, gateFree);
         boolean mine = false;
         try {
             mine = slots.putIfAbsent(key, creation) == null;
@@ -224,9 +227,7 @@ final class SlotTable<K, V> {
                 Capacity.giveBack(permit); // the key has an object or a creation, or its hashCode threw
             }
         }
-        // the warm-up's own attach, the thread's only one: nothing of a caller's is suspended with it
-        boolean gateFree = s.depth == 1 && s.base == 0 && !s.exclusive || attacher.yieldsGate(s);
-        return mine ? create(key, creation, s, permit, gateFree) : null;
+        return mine ? create(key, creation, s, permit) : null;
     }
 
     /**
@@ -276,10 +277,11 @@ final class SlotTable<K, V> {
     }
 
     /**
-     * Waits until no other thread's creation is in flight: {@code close()}, attached, before it
-     * disposes everything. A factory that gives the gate up ({@link #create}) is not waited for by
-     * taking the gate, so close waits for it here, with the gate given up, since the creator takes
-     * the gate back to publish. The pool is closing: a creation that starts after its slot was
+     * Waits until no other thread's gate-free creation is in flight: {@code close()}, attached,
+     * before it disposes everything. A factory that gives the gate up ({@link #create}) is not
+     * waited for by taking the gate, so close waits for it here, with the gate given up, since the
+     * creator takes the gate back to publish. Other creations are waited for as before, by taking
+     * the gate, or not at all by a close nested in an attach. The pool is closing: a creation that starts after its slot was
      * scanned sees that and fails. The closing thread's own creations (a factory that called
      * {@code close()}) are not waited for; their objects are disposed when their count reaches 0.
      * Not interruptible, as {@code close()} is not.
@@ -292,7 +294,7 @@ final class SlotTable<K, V> {
                 if (slot instanceof Creation) {
                     @SuppressWarnings("unchecked")
                     Creation<K, V> creation = (Creation<K, V>) slot;
-                    if (!creation.retirement && creation.runner != me && !creation.isDone()) {
+                    if (creation.gateFree && creation.runner != me && !creation.isDone()) {
                         running = creation;
                         break;
                     }
@@ -367,12 +369,11 @@ final class SlotTable<K, V> {
     }
 
     /**
-     * Creates the object of {@code key} for the creation this thread put in its slot.
-     *
-     * @param gateFree whether the factory runs with the thread's attachment suspended: in
-     *     {@code GLOBAL} mode, and for a warm-up in every mode
+     * Creates the object of {@code key} for the creation this thread put in its slot; its factory
+     * runs with the thread's attachment suspended if the creation is {@linkplain Creation#gateFree
+     * gate-free}: in {@code GLOBAL} mode, and for a warm-up in every mode.
      */
-    private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit, boolean gateFree) {
+    private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
         V value;
         long retireAt = Long.MAX_VALUE;
@@ -391,7 +392,7 @@ final class SlotTable<K, V> {
             if (revival != null) { // before the factory: a ticker that throws leaves nothing made
                 retireAt = revival.retireAt();
             }
-            value = runFactory(key, s, gateFree);
+            value = runFactory(key, s, creation.gateFree);
             if (timings != null) {
                 timings.since(PoolTimings.Timing.CREATION, begun);
             }
