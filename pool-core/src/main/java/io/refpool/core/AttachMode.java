@@ -28,13 +28,18 @@ package io.refpool.core;
  * <p>Three different things keep other threads out, each with its own name: the {@code GLOBAL}
  * mode's one gate; {@link Handle#section()}, an object's own lock (every mode); and
  * {@link RefPool#stopTheWorld()}, which waits until no other thread is attached and keeps them out
- * (in {@code GLOBAL} mode it is {@code attach()}).
+ * (in {@code GLOBAL} mode it is {@code attach()}, except that a factory it calls, or its wait for a
+ * busy section, keeps the gate, where an {@code attach()} gives it up meanwhile).
  *
  * <p>{@code PER_OBJECT} is the default because it is safe for an engine whose objects are not
  * thread-safe, through {@code call}, and still runs different tenants in parallel.
  */
 public enum AttachMode {
-    /** One thread attached at a time, like a global interpreter lock. */
+    /**
+     * One thread attached at a time, like a global interpreter lock. As such a lock, the gate is
+     * given up where the thread would block: while it waits for another thread's creation, for a
+     * busy section, and while its own factory runs.
+     */
     GLOBAL,
     /** Any number of threads attached at once; the objects are thread-safe, or the caller takes sections. */
     SHARED,

@@ -24,12 +24,15 @@ public interface Attachment extends AutoCloseable {
     /**
      * Gives the gate up around {@code work} (for blocking work that does not need the engine) and
      * takes it back before returning, even if {@code work} throws. While {@code work} runs the thread
-     * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused.
+     * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused. In a
+     * {@link AttachMode#GLOBAL} pool's factory, which runs with the gate given up, it runs
+     * {@code work} as it is.
      *
      * @param work what to run detached
      * @param <T> its result type
      * @return what {@code work} returned
-     * @throws IllegalStateException if called on another thread or on a closed attachment
+     * @throws IllegalStateException if called on another thread, on a closed attachment, or inside
+     *     a {@code detached()} section of this attachment
      */
     <T> T detached(Supplier<T> work);
 

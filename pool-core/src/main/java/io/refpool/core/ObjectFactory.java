@@ -15,8 +15,15 @@ package io.refpool.core;
  * RefPool<Path, Script> scripts = RefPool.builder(compile).disposer(Script::release).build();
  * }</pre>
  *
- * <p>The factory runs attached to the pool, outside every internal lock, at most once at a time
- * per key; concurrent acquirers of the key wait for that one call.
+ * <p>The factory runs outside every internal lock, at most once at a time per key; concurrent
+ * acquirers of the key wait for that one call, detached. In {@link AttachMode#GLOBAL} mode the
+ * creating thread gives the pool's one gate up while the factory runs, as
+ * {@link Attachment#detached} does, and takes it back before the object is published, so a slow
+ * creation never stops every other request: a factory that needs the engine to itself there
+ * attaches ({@code pool.attach()}) around that part. Only a {@link RefPool#stopTheWorld()} keeps
+ * the gate for its factory calls. In the shared modes the factory runs attached (their gate lets
+ * other threads in meanwhile). A {@linkplain RefPool#warmUp warm-up}'s factory holds no gate in
+ * any mode.
  *
  * @param <K> key type
  * @param <V> object type

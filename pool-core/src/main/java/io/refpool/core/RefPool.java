@@ -689,7 +689,8 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
      * pool's {@linkplain Builder#executor executor}, one key at a time, each in a short attach of
-     * its own (the factory runs attached, as for any creation; the gate is free between keys). A
+     * its own, which it gives up while the factory runs: a warm-up holds no gate during a factory,
+     * in any mode, so neither requests nor {@link #stopTheWorld()} wait for it. A
      * key that has an object, live or idle or being created, is skipped. Only free capacity is
      * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
      * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the

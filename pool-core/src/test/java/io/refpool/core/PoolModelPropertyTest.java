@@ -407,7 +407,22 @@ class PoolModelPropertyTest {
             if (evicts) {
                 evictedOneIdleForCapacity();
             }
-            held.add(new Held(handle, open(key, object, handle.get())));
+            Session session = handle.get();
+            boolean created = object == null || object.session != session;
+            held.add(new Held(handle, open(key, object, session)));
+            if (mode == AttachMode.GLOBAL && created) {
+                // the factory ran with the gate given up: waiters granted a permit ran meanwhile; one
+                // for this key found the creation, waited for it, and queued at the gate again
+                List<Waiter> forThisKey = new ArrayList<>();
+                granted.removeIf(waiter -> waiter.key.equals(key) && forThisKey.add(waiter));
+                if (!forThisKey.isEmpty()) {
+                    drain(); // its attach applied what was pending
+                }
+                holdingGate = false;
+                runGrantedWaiters();
+                holdingGate = true;
+                granted.addAll(forThisKey);
+            }
         }
 
         private void acquireAsync(String key) {

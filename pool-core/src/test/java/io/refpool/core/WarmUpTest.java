@@ -131,7 +131,7 @@ class WarmUpTest {
             pool.close();
             return null;
         });
-        io.refpool.testkit.TestKit.awaitParked(closing.thread); // close waits for the attached warm-up
+        io.refpool.testkit.TestKit.awaitParked(closing.thread); // close waits for the warm-up's creation
         assertTrue(pool.isClosed());
         finish.countDown();
 

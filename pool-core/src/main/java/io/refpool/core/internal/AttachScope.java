@@ -54,6 +54,9 @@ final class AttachScope extends AttachScopeFields implements Attachment {
         Objects.requireNonNull(work, "work");
         checkUsable("detached()");
         if (slot < state.base) {
+            if (state.depth == 0 && state.poolSuspensions > 0) {
+                return work.get(); // suspended by the pool (a GLOBAL factory), not by a caller: detached already
+            }
             throw new IllegalStateException("detached() of an attachment suspended by a detached() section that is"
                     + " still running: the thread is detached already");
         }

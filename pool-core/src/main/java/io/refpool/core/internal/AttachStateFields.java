@@ -24,6 +24,12 @@ abstract class AttachStateFields extends LinePad {
     /** Slots below this belong to attachments suspended by {@code detached()} sections. */
     int base;
 
+    /**
+     * How many of the suspensions under way the pool made itself (a {@code GLOBAL} factory, a wait
+     * for a section), not a caller's {@code detached()}: a {@code detached()} there runs as it is.
+     */
+    int poolSuspensions;
+
     AttachScope[] scopes = new AttachScope[4];
 
     /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */

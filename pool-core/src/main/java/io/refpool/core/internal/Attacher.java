@@ -95,9 +95,14 @@ final class Attacher<K, V> {
         return states.get();
     }
 
-    /** Drops the calling thread's state for this pool unless it is attached (the pool closed). */
+    /**
+     * Drops the calling thread's state for this pool unless it is attached (the pool closed), or
+     * suspended: a {@code detached()} section or a factory closed the pool, and the attachment it
+     * suspended is taken back, in this state, when it returns.
+     */
     void forgetThread() {
-        if (states.get().depth == 0) {
+        AttachState s = states.get();
+        if (s.depth == 0 && s.base == 0) {
             states.remove();
         }
     }
@@ -350,10 +355,39 @@ final class Attacher<K, V> {
         }
     }
 
+    /**
+     * {@return whether this attachment gives the gate up while its factory runs or while it waits for
+     * a section}: in {@code GLOBAL} mode, where the gate lets one thread in, so that neither a slow
+     * creation nor a section's holder, which may have given the gate up itself, stops every other
+     * thread; unless the thread stops the world, which promises to keep newcomers out for its whole
+     * scope
+     */
+    boolean yieldsGate(AttachState s) {
+        return mode == AttachMode.GLOBAL && s.depth > 0 && !s.exclusive;
+    }
+
+    /**
+     * Gives the gate up around {@code work} and takes it back, keeping the nesting depth; unlike
+     * {@link #detached} it applies nothing pending, so what {@code work} interrupts (an acquire, a
+     * disposal loop) finds the pool as it left it. Taking the gate back is not cancelled by close:
+     * a suspended thread always returns to its attachment. {@code s} is not attached: {@code work}
+     * runs at once.
+     */
+    <T> T suspended(AttachState s, Supplier<T> work) {
+        if (s.depth == 0) {
+            return work.get();
+        }
+        s.poolSuspensions++;
+        try {
+            return suspend(s, work);
+        } finally {
+            s.poolSuspensions--;
+        }
+    }
+
     /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
-    <T> T detached(AttachState s, Supplier<T> work) {
+    private <T> T suspend(AttachState s, Supplier<T> work) {
         boolean exclusive = s.exclusive;
-        applyIfDirty(s);
         Guard held = s.guard;
         int depth = s.suspend();
         leaveGate(held, exclusive);
@@ -361,6 +395,18 @@ final class Attacher<K, V> {
             return work.get();
         } finally {
             s.resume(this, depth, exclusive, enterGate(CancellationToken.none(), exclusive, true));
+        }
+    }
+
+    /**
+     * Gives the gate up around {@code work} and takes it back, keeping the nesting depth, applying
+     * what is pending on the way out and back in.
+     */
+    <T> T detached(AttachState s, Supplier<T> work) {
+        applyIfDirty(s);
+        try {
+            return suspend(s, work);
+        } finally {
             applyIfDirty(s);
         }
     }

@@ -25,7 +25,9 @@ import java.util.Objects;
  * </pre>
  *
  * <p>The order is the deadlock rule of sections: a section is waited for only while the gate is
- * held (attached), and a section holder never waits for the gate. So a stop-the-world
+ * held (attached), and a section holder never waits for the gate (in {@code GLOBAL} mode, where a
+ * holder may give the gate up for a factory, a section is waited for with the gate given up
+ * instead). So a stop-the-world
  * {@code pool.stopTheWorld()} waits for section holders to finish, never the reverse. Two sections
  * are taken in the objects' creation order ({@link Entry#order}), whatever order the caller names
  * the keys in.

@@ -19,8 +19,19 @@ final class Creation<K, V> extends CompletableFuture<Entry<K, V>> implements Slo
      */
     volatile Thread runner;
 
+    /**
+     * Whether its factory runs with the creator's attachment suspended ({@code SlotTable.create}), so
+     * that taking the gate does not wait for it: {@code close()} waits for it explicitly.
+     */
+    final boolean gateFree;
+
     Creation(Thread runner, boolean retirement) {
+        this(runner, retirement, false);
+    }
+
+    Creation(Thread runner, boolean retirement, boolean gateFree) {
         this.runner = runner;
         this.retirement = retirement;
+        this.gateFree = gateFree;
     }
 }

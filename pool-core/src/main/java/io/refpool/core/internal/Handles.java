@@ -200,6 +200,15 @@ final class Handles<K, V> {
     }
 
     /** {@return the calling thread's attach state of this pool} */
+    /**
+     * {@code work}, a wait for a section: with the calling thread's attachment suspended if it holds
+     * a {@code GLOBAL} pool's gate ({@link Attacher#yieldsGate}), otherwise as it is.
+     */
+    <T> T waitForSection(java.util.function.Supplier<T> work) {
+        AttachState s = attacher.state();
+        return attacher.yieldsGate(s) ? attacher.suspended(s, work) : work.get();
+    }
+
     AttachState state() {
         return attacher.state();
     }

@@ -420,6 +420,7 @@ public final class PoolCore<K, V> implements PoolState {
                 attacher.attach(CancellationToken.none(), attachMode != AttachMode.GLOBAL && !isAttached(), true);
         try {
             AttachState s = attacher.state();
+            slots.awaitCreations(s); // a factory that gave the gate up publishes before everything is disposed
             releases.applyAll(s); // also releases whose flag is still in flight
             endOfLife.disposeAllAtClose(s);
             leaks.reportOpenAtClose(slots);

@@ -103,9 +103,13 @@ final class Section {
         retain(entry);
         try {
             long begun = handles.clock();
-            Guard lockGuard = timeout == null
-                    ? section.lockFor(me, entry, token)
-                    : section.lockWithin(me, entry, timeout, handles.name());
+            // a busy section in GLOBAL mode is waited for with the gate given up: its holder may have
+            // given it up too (in a factory, or detached()) and needs it back to finish
+            Guard lockGuard = section.tryTake(me)
+                    ? null
+                    : handles.waitForSection(() -> timeout == null
+                            ? section.lockFor(me, entry, token)
+                            : section.lockWithin(me, entry, timeout, handles.name()));
             handles.sectionWaited(begun);
             return SectionHold.hooked(handles, entry, section, lockGuard);
         } catch (Throwable t) {
@@ -116,6 +120,15 @@ final class Section {
             }
             throw t;
         }
+    }
+
+    /** Takes the section for the thread whose id is {@code me} if it is free; never waits. */
+    private boolean tryTake(long me) {
+        if (lock.tryLock()) {
+            holder(me);
+            return true;
+        }
+        return false;
     }
 
     /**

@@ -22,7 +22,8 @@ import java.util.function.Consumer;
  *
  * <pre>
  *   slot          to            by
- *   (none)        Creation      the creator's putIfAbsent; it then runs the factory, unlocked
+ *   (none)        Creation      the creator's putIfAbsent; it then runs the factory, unlocked (in
+ *                               GLOBAL mode and for a warm-up with its attachment suspended)
  *   Creation      Entry         the creator, once the factory returned and the object is pooled
  *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
  *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
@@ -30,6 +31,14 @@ import java.util.function.Consumer;
  *                               invalidate, which retires it (disposed at count 0)
  *   Creation      (none)        an acquire that finds it settled (its creator's removal failed)
  * </pre>
+ *
+ * <p><b>The gate during a factory.</b> In {@code GLOBAL} mode the creator suspends its attachment
+ * ({@link Attacher#suspended}) around the factory, unless it stops the world, and takes the gate
+ * back before it publishes or handles a failure, both of which run attached; a warm-up does so in
+ * every mode. Nobody waits for a creation holding the gate ({@link #await}), and in {@code GLOBAL}
+ * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
+ * may hold one. {@code close()} no longer waits for such a creation by taking the gate, so it waits
+ * for it explicitly ({@link #awaitCreations}) before it disposes everything.
  *
  * <p>The factory runs outside any lock and never inside a map {@code compute}; concurrent acquirers
  * of the key wait for the one creation, which completes with the entry, with {@code null} when
@@ -100,7 +109,6 @@ final class SlotTable<K, V> {
         return instances.get(new Identity(value));
     }
 
-    /** Runs {@code action} on every entry (weakly consistent). */
     /** {@return the keys with an object live or idle now}, an unmodifiable snapshot, weakly consistent */
     Set<K> liveKeys() {
         Set<K> keys = new HashSet<>();
@@ -112,6 +120,7 @@ final class SlotTable<K, V> {
         return Collections.unmodifiableSet(keys);
     }
 
+    /** Runs {@code action} on every entry (weakly consistent). */
     @SuppressWarnings("unchecked")
     void forEachEntry(Consumer<Entry<K, V>> action) {
         for (Slot slot : slots.values()) {
@@ -144,7 +153,8 @@ final class SlotTable<K, V> {
         for (; ; ) {
             Slot slot = slots.get(key);
             if (slot == null) {
-                Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+                Creation<K, V> creation =
+                        new Creation<>(Thread.currentThread(), false, s != null && attacher.yieldsGate(s));
                 if (slots.putIfAbsent(key, creation) == null) {
                     return create(key, creation, s, permit);
                 }
@@ -206,7 +216,9 @@ final class SlotTable<K, V> {
                 return Attempt.NeedsCapacity.INSTANCE;
             }
         }
-        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false);
+        // the warm-up's own attach, the thread's only one: nothing of a caller's is suspended with it
+        boolean gateFree = s.depth == 1 && s.base == 0 && !s.exclusive || attacher.yieldsGate(s);
+        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false, gateFree);
         boolean mine = false;
         try {
             mine = slots.putIfAbsent(key, creation) == null;
@@ -264,6 +276,103 @@ final class SlotTable<K, V> {
         return null;
     }
 
+    /**
+     * Waits until no other thread's gate-free creation is in flight: {@code close()}, attached,
+     * before it disposes everything. A factory that gives the gate up ({@link #create}) is not
+     * waited for by taking the gate, so close waits for it here, with the gate given up, since the
+     * creator takes the gate back to publish. Other creations are waited for as before, by taking
+     * the gate, or not at all by a close nested in an attach. The pool is closing: a creation that starts after its slot was
+     * scanned sees that and fails. The closing thread's own creations (a factory that called
+     * {@code close()}) are not waited for; their objects are disposed when their count reaches 0.
+     * Not interruptible, as {@code close()} is not.
+     */
+    void awaitCreations(AttachState s) {
+        Thread me = Thread.currentThread();
+        for (; ; ) {
+            Creation<K, V> running = null;
+            for (Slot slot : slots.values()) {
+                if (slot instanceof Creation) {
+                    @SuppressWarnings("unchecked")
+                    Creation<K, V> creation = (Creation<K, V>) slot;
+                    if (creation.gateFree && creation.runner != me && !creation.isDone()) {
+                        running = creation;
+                        break;
+                    }
+                }
+            }
+            if (running == null) {
+                return;
+            }
+            Creation<K, V> awaited = running;
+            attacher.suspended(s, () -> awaitUninterruptibly(awaited));
+        }
+    }
+
+    private static Void awaitUninterruptibly(Creation<?, ?> creation) {
+        boolean interrupted = false;
+        for (; ; ) {
+            try {
+                creation.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | CancellationException failed) {
+                break; // done: its creator deals with the outcome
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return null;
+    }
+
+    /**
+     * Runs the factory: with the calling thread's attachment suspended if {@code gateFree}
+     * ({@link Attacher#suspended}), taken back before the object is published or the failure
+     * handled, both of which run attached.
+     */
+    private V runFactory(K key, AttachState s, boolean gateFree) throws Exception {
+        if (!gateFree) {
+            return factory.create(key);
+        }
+        FactoryCall<K, V> call = new FactoryCall<>(factory, key);
+        attacher.suspended(s, call);
+        if (call.failure != null) {
+            throw call.failure;
+        }
+        return call.made;
+    }
+
+    /** One factory call as a supplier, a checked failure kept for the caller to throw once attached again. */
+    private static final class FactoryCall<K, V> implements java.util.function.Supplier<Void> {
+        private final ObjectFactory<? super K, ? extends V> factory;
+        private final K key;
+        V made;
+        Exception failure;
+
+        FactoryCall(ObjectFactory<? super K, ? extends V> factory, K key) {
+            this.factory = factory;
+            this.key = key;
+        }
+
+        @Override
+        public Void get() {
+            try {
+                made = factory.create(key);
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception checked) {
+                failure = checked;
+            }
+            return null;
+        }
+    }
+
+    /**
+     * Creates the object of {@code key} for the creation this thread put in its slot; its factory
+     * runs with the thread's attachment suspended if the creation is {@linkplain Creation#gateFree
+     * gate-free}: in {@code GLOBAL} mode, and for a warm-up in every mode.
+     */
     private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
         V value;
@@ -283,7 +392,7 @@ final class SlotTable<K, V> {
             if (revival != null) { // before the factory: a ticker that throws leaves nothing made
                 retireAt = revival.retireAt();
             }
-            value = factory.create(key);
+            value = runFactory(key, s, creation.gateFree);
             if (timings != null) {
                 timings.since(PoolTimings.Timing.CREATION, begun);
             }

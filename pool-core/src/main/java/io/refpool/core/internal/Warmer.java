@@ -16,8 +16,8 @@ import java.util.concurrent.Executor;
  * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the pool's
  * executor, one key at a time, and lets each go idle at once.
  *
- * <p>Each key is one short attach: the factory runs attached, as every creation does, and the gate
- * is given back between keys, so a warm-up never holds it for longer than one creation. A key that
+ * <p>Each key is one short attach, suspended while the factory runs ({@link SlotTable#warm}), so a
+ * warm-up holds no gate during a factory in any mode, and none between keys. A key that
  * has an object (live, idle, or being created) is skipped. Only a free permit is used: a warm-up
  * never disposes an idle object to make room, never waits in line for capacity, and stops when none
  * is free. The token is read before each key and ends a wait for the gate; a cancelled warm-up

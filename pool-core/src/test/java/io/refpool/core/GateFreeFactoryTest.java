@@ -1,0 +1,243 @@
+package io.refpool.core;
+
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Guard;
+import io.refpool.sync.WaitTimeoutException;
+import io.refpool.testkit.TestKit.Forked;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A factory never runs while its thread holds a {@code GLOBAL} pool's one gate: the creating thread
+ * gives the gate up for the factory and takes it back before the object is published; a warm-up's
+ * factory holds no gate in any mode. Each test holds the factory on a latch and, meanwhile, enters
+ * from another thread what only a free gate lets in.
+ */
+class GateFreeFactoryTest {
+    private final CountDownLatch inFactory = new CountDownLatch(1);
+    private final CountDownLatch finish = new CountDownLatch(1);
+    private final AtomicBoolean attachedInFactory = new AtomicBoolean();
+    private final AtomicInteger disposals = new AtomicInteger();
+    private final List<String> events = new CopyOnWriteArrayList<>();
+    private volatile RefPool<String, String> pool;
+
+    /** A pool whose factory waits on {@link #finish} for keys starting with "slow". */
+    private RefPool<String, String> pool(AttachMode mode) {
+        pool = RefPool.newBuilder()
+                .attachMode(mode)
+                .idle(cache -> cache.maximumSize(4))
+                .disposer((String key, String object, DisposalCause cause) -> disposals.incrementAndGet())
+                .build((String key) -> {
+                    if (!key.startsWith("slow")) {
+                        return "object of " + key;
+                    }
+                    attachedInFactory.set(pool.isAttached());
+                    inFactory.countDown();
+                    if (!finish.await(BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                        throw new AssertionError("never let finish");
+                    }
+                    events.add("factory returned");
+                    if (key.startsWith("slow-checked")) {
+                        throw new java.io.IOException("no engine for " + key);
+                    }
+                    return "object of " + key;
+                });
+        return pool;
+    }
+
+    /** While the factory waits on its latch, another thread attaches: the gate is free. */
+    private void attachWhileTheFactoryRuns(Forked<?> creator) throws Exception {
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+        try (Attachment other = pool.attach(Duration.ZERO)) {
+            assertTrue(pool.isAttached(), "another thread attached while the factory ran");
+        } finally {
+            finish.countDown();
+        }
+        creator.join();
+        assertFalse(attachedInFactory.get(), "the factory ran with its thread's attachment suspended");
+    }
+
+    @Test
+    void inGlobalModeTheFactoryRunsWithTheGateGivenUpAndTheCallerIsAttachedAgainAfter() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<String> creator = fork("creator", () -> {
+            try (Attachment attached = pool.attach();
+                    Attachment nested = pool.attach()) {
+                try (Handle<String> handle = pool.acquire("slow")) {
+                    assertTrue(pool.isAttached(), "attached again, at its depth, once the object is made");
+                    return handle.get();
+                }
+            }
+        });
+        attachWhileTheFactoryRuns(creator);
+        assertEquals("object of slow", creator.join());
+        assertEquals(1L, pool.stats().creations());
+        pool.close();
+        assertEquals(1, disposals.get());
+    }
+
+    @Test
+    void aCheckedFailureOfAGateFreeFactoryReachesTheCallerAttached() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<Boolean> creator = fork("creator", () -> {
+            try (Attachment attached = pool.attach()) {
+                ObjectCreationException failed =
+                        assertThrows(ObjectCreationException.class, () -> pool.acquire("slow-checked"));
+                assertInstanceOf(java.io.IOException.class, failed.getCause());
+                return pool.isAttached();
+            }
+        });
+        attachWhileTheFactoryRuns(creator);
+        assertTrue(creator.join(), "still attached after the failure");
+        assertEquals(0L, pool.stats().live());
+        pool.close();
+        assertEquals(0, disposals.get());
+    }
+
+    @Test
+    void inGlobalModeAWarmUpRunsItsFactoryWithTheGateGivenUp() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        CompletionStage<Integer> warmed = pool.warmUp(List.of("slow"), CancellationToken.none());
+        Forked<Integer> creator =
+                fork("warm-up", () -> warmed.toCompletableFuture().get());
+        attachWhileTheFactoryRuns(creator);
+        assertEquals(1, creator.join());
+        assertEquals(1L, pool.stats().idle());
+        pool.close();
+        assertEquals(1, disposals.get());
+    }
+
+    @Test
+    void inTheSharedModesAWarmUpHoldsNoGateSoTheWorldCanStopMeanwhile() throws Exception {
+        for (AttachMode mode : new AttachMode[] {AttachMode.SHARED, AttachMode.PER_OBJECT}) {
+            GateFreeFactoryTest run = new GateFreeFactoryTest();
+            RefPool<String, String> pool = run.pool(mode);
+            CompletionStage<Integer> warmed = pool.warmUp(List.of("slow"), CancellationToken.none());
+            assertTrue(run.inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+            try (Attachment world = pool.stopTheWorld(Duration.ZERO)) { // waits for every attached thread
+                assertTrue(pool.isAttached(), mode + ": the world stopped while the warm-up's factory ran");
+            } finally {
+                run.finish.countDown();
+            }
+            assertEquals(1, warmed.toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS));
+            assertFalse(run.attachedInFactory.get(), mode + ": the warm-up's factory ran unattached");
+            pool.close();
+            assertEquals(1, run.disposals.get());
+        }
+    }
+
+    @Test
+    void inTheSharedModesAnAcquiresFactoryRunsAttachedBecauseItsHoldLetsOthersIn() throws Exception {
+        for (AttachMode mode : new AttachMode[] {AttachMode.SHARED, AttachMode.PER_OBJECT}) {
+            GateFreeFactoryTest run = new GateFreeFactoryTest();
+            RefPool<String, String> pool = run.pool(mode);
+            Forked<String> creator = fork("creator", () -> pool.call("slow", object -> object));
+            assertTrue(run.inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+            try (Attachment other = pool.attach(Duration.ZERO)) {
+                assertTrue(pool.isAttached(), mode + ": another thread attached while the factory ran");
+            } finally {
+                run.finish.countDown();
+            }
+            assertEquals("object of slow", creator.join());
+            assertTrue(run.attachedInFactory.get(), mode + ": the factory ran attached");
+            pool.close();
+        }
+    }
+
+    @Test
+    void aStopTheWorldKeepsTheGateWhileItsFactoryRuns() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<String> creator = fork("creator", () -> {
+            try (Attachment world = pool.stopTheWorld()) {
+                return pool.call("slow", object -> object);
+            }
+        });
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+        try {
+            assertThrows(WaitTimeoutException.class, () -> pool.attach(Duration.ZERO), "nobody else gets in");
+        } finally {
+            finish.countDown();
+        }
+        assertEquals("object of slow", creator.join());
+        assertTrue(attachedInFactory.get(), "the factory ran in the stopped world");
+        pool.close();
+    }
+
+    @Test
+    void closeWaitsForACreationWhoseFactoryGaveTheGateUp() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<String> creator = fork("creator", () -> {
+            try (Attachment attached = pool.attach();
+                    Handle<String> handle = pool.acquire("slow")) {
+                return handle.get();
+            } catch (PoolClosedException closed) {
+                return "refused";
+            }
+        });
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+        Forked<Void> closer = forkRun("closer", () -> {
+            pool.close();
+            events.add("close returned");
+        });
+        // the closer either waits for the creation or (the defect) returns without it
+        eventually()
+                .alias("close waits or returns")
+                .until(() ->
+                        closer.outcome.isDone() || closer.thread.getState() == Thread.State.WAITING && pool.isClosed());
+        finish.countDown();
+        closer.join();
+        assertEquals("object of slow", creator.join(), "a creation begun before the close is published");
+        assertEquals(List.of("factory returned", "close returned"), events);
+        assertEquals(1, disposals.get(), "disposed once, by the close");
+        assertEquals(1L, pool.stats().disposals());
+    }
+
+    @Test
+    void inGlobalModeASectionIsWaitedForWithTheGateGivenUpSoAHolderThatCreatesFinishes() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        CountDownLatch holding = new CountDownLatch(1);
+        Forked<String> holder = fork("holder", () -> {
+            try (Attachment attached = pool.attach();
+                    Handle<String> a = pool.acquire("a");
+                    Guard section = a.section()) {
+                holding.countDown();
+                try (Handle<String> slow = pool.acquire("slow")) { // its factory gives the gate up
+                    return slow.get();
+                }
+            }
+        });
+        assertTrue(holding.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+        Forked<String> waiter = fork("waiter", () -> {
+            try (Attachment attached = pool.attach();
+                    Handle<String> a = pool.acquire("a");
+                    Guard section = a.section()) { // held by the holder, which needs the gate back
+                return a.get();
+            }
+        });
+        awaitParked(waiter.thread);
+        finish.countDown();
+        assertEquals("object of slow", holder.join());
+        assertEquals("object of a", waiter.join());
+        pool.close();
+        assertEquals(2, disposals.get());
+    }
+}
