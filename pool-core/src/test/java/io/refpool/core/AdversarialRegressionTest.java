@@ -68,9 +68,13 @@ class AdversarialRegressionTest {
                     .drainDelay(Duration.ofHours(1))
                     .idle(cache -> cache.maximumSize(0).executor(maintenance)));
             TestPoolHooks.Pause listening = hooks(pool).pause(Point.EVICTION_QUEUED, null);
-            try (Attachment attached = pool.attach()) {
-                pool.acquire("a").close(); // idles, and the cache evicts it on its maintenance thread
-            }
+            // idles, and the cache evicts it: in the put's own maintenance (over its bound of 0) or on
+            // its maintenance thread; either way the listener runs inside the cache's eviction
+            Forked<Void> idler = forkRun("idler", () -> {
+                try (Attachment attached = pool.attach()) {
+                    pool.acquire("a").close();
+                }
+            });
             listening.awaitArrival(); // the listener queued the eviction; the cache still holds the entry
 
             Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
@@ -79,6 +83,7 @@ class AdversarialRegressionTest {
             eventually().until(() -> !drainer.thread.isAlive() || drainer.thread.getState() == Thread.State.BLOCKED);
             listening.proceed();
             drainer.join();
+            idler.join();
 
             assertEquals(1, resources.disposalCount(), "the evicted object was disposed, not stranded");
             try (Attachment attached = pool.attach();

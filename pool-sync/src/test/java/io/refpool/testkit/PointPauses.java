@@ -38,6 +38,8 @@ public class PointPauses<P extends Enum<P>> {
         private final AtomicInteger remaining;
         private final CountDownLatch arrived;
         private final CountDownLatch proceed = new CountDownLatch(1);
+        /** Set by a held thread that stopped waiting: its failure may have been swallowed where it ran. */
+        private volatile boolean gaveUp;
 
         private Pause(Object point, Thread thread, int times) {
             this.point = point;
@@ -53,9 +55,15 @@ public class PointPauses<P extends Enum<P>> {
             }
         }
 
-        /** Lets the held threads go on. */
+        /**
+         * Lets the held threads go on; fails if one stopped waiting already (its own failure may have
+         * been caught by whoever called the point, a cache's listener say, so it is reported here).
+         */
         public void proceed() {
             proceed.countDown();
+            if (gaveUp) {
+                throw new AssertionError("a thread held at " + point + " stopped waiting before proceed()");
+            }
         }
 
         private boolean takes(Thread current) {
@@ -66,6 +74,7 @@ public class PointPauses<P extends Enum<P>> {
             arrived.countDown();
             try {
                 if (!proceed.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS)) {
+                    gaveUp = true;
                     throw new AssertionError("held at " + point + " and never let go");
                 }
             } catch (InterruptedException e) {
