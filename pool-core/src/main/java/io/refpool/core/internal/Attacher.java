@@ -3,12 +3,9 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.PoolClosedException;
-import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
-import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -27,7 +24,8 @@ import java.util.function.Supplier;
  * flag: with nothing pending that is one thread-local lookup, two plain writes to thread-confined
  * memory and one acquire load, with no allocation and no write to shared memory. The outermost
  * attach also passes the gate: the allocation-free {@code tryLock} pair when the gate is free,
- * otherwise a parked, FIFO wait that the caller's token, an interrupt, or the pool's close cancels.
+ * otherwise a parked, FIFO wait that the caller's token, an interrupt, or the pool's close cancels
+ * ({@link GateWaits}).
  *
  * <p>Every attach (nested or not) and every outermost detach applies pending releases if the flag
  * is up. The depth is reset <em>before</em> the gate is released, so a waiter granted the gate by that
@@ -42,8 +40,6 @@ final class Attacher<K, V> {
     }
 
     private final PoolState pool;
-    /** Cancelled when the pool closes: ends every wait for the gate. */
-    private final CancellationToken closing;
 
     /** The release queue, read here only for its dirty flag: one acquire load on every attach. */
     private final ReleaseQueue<?> queue;
@@ -51,10 +47,10 @@ final class Attacher<K, V> {
     /** Applies what is pending, called only when the flag is up. */
     private final PendingReleases releases;
 
-    private final Gate gate;
+    /** How a thread passes the gate: at once, or waiting, blocking or not. */
+    private final GateWaits gates;
+
     private final AttachMode mode;
-    /** The limit of a caller's wait for the gate given none, or {@code null}. */
-    private final Duration defaultWait;
 
     private final ThreadLocal<AttachState> states =
             ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
@@ -66,13 +62,12 @@ final class Attacher<K, V> {
             PendingReleases releases,
             AttachMode mode,
             Duration defaultWait) {
-        this.defaultWait = defaultWait;
         this.pool = pool;
-        this.closing = closing;
         this.queue = queue;
         this.releases = releases;
         this.mode = mode;
-        this.gate = mode == AttachMode.GLOBAL ? new Gate.Exclusive() : new Gate.Shared();
+        this.gates = new GateWaits(
+                pool, closing, mode == AttachMode.GLOBAL ? new Gate.Exclusive() : new Gate.Shared(), mode, defaultWait);
     }
 
     /**
@@ -118,14 +113,14 @@ final class Attacher<K, V> {
             work.accept(s);
             return;
         }
-        if (gate.tryEnter(false)) {
+        if (gates.tryEnter(false)) {
             runAttached(null, false, attachment -> {
                 work.accept(states.get());
                 return null;
             });
             return;
         }
-        gate.enterAsync(false, CancellationToken.none())
+        gates.enterAsync(false)
                 .thenAccept(guard -> runAttached(guard, false, attachment -> {
                     work.accept(states.get());
                     return null;
@@ -142,11 +137,11 @@ final class Attacher<K, V> {
 
     /** Forces the gate's reader bias on or off, or ({@code null}) gives it back to revocations. */
     void setGateBiasForTests(Boolean forced) {
-        gate.setBiasPolicy(forced);
+        gates.setBiasPolicy(forced);
     }
 
     int gateQueueLength() {
-        return gate.queueLength();
+        return gates.queueLength();
     }
 
     /**
@@ -176,9 +171,9 @@ final class Attacher<K, V> {
         if (!internal) {
             checkOpen("attach()");
         }
-        Guard guard = timeout == null ? enterGate(token, exclusive, internal) : enterGateWithin(timeout, exclusive);
+        Guard guard = timeout == null ? gates.enter(token, exclusive, internal) : gates.enterWithin(timeout, exclusive);
         if (!internal && pool.isClosed()) {
-            leaveGate(guard, exclusive); // still detached: depth 0, no scope opened
+            gates.leave(guard, exclusive); // still detached: depth 0, no scope opened
             throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
@@ -212,9 +207,9 @@ final class Attacher<K, V> {
 
     private void enterClosureOutermost(AttachState s, String operation) {
         checkOpen(operation);
-        Guard guard = enterGate(CancellationToken.none(), false, false);
+        Guard guard = gates.enter(CancellationToken.none(), false, false);
         if (pool.isClosed()) {
-            leaveGate(guard, false);
+            gates.leave(guard, false);
             throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
         }
         s.enterOutermostWithoutScope(this, guard);
@@ -243,115 +238,13 @@ final class Attacher<K, V> {
         return scope;
     }
 
-    /** {@return the guard of a wait for the gate, or {@code null} if it was entered at once} */
-    private Guard enterGate(CancellationToken token, boolean exclusive, boolean internal) {
-        if (gate.tryEnter(exclusive)) {
-            return null;
-        }
-        Guard unbiased = gate.tryEnterUnbiased(exclusive);
-        if (unbiased != null) {
-            return unbiased;
-        }
-        return defaultWait != null && !internal && !token.canBeCancelled()
-                ? waitWithin(defaultWait, exclusive)
-                : waitAtGate(token, exclusive, internal);
-    }
-
-    /** {@link #enterGate} waiting at most {@code timeout}: the timer armed only if it waits, not at all for zero. */
-    private Guard enterGateWithin(Duration timeout, boolean exclusive) {
-        if (gate.tryEnter(exclusive)) {
-            return null;
-        }
-        Guard unbiased = gate.tryEnterUnbiased(exclusive);
-        return unbiased != null ? unbiased : waitWithin(timeout, exclusive);
-    }
-
-    /** The gate was not free: waits in line at most {@code timeout} (zero: not at all). */
-    private Guard waitWithin(Duration timeout, boolean exclusive) {
-        if (timeout.isZero()) {
-            pool.timedOut();
-            throw new WaitTimeoutException(gateName(exclusive), timeout);
-        }
-        CancellationSource timer = Waits.timer(timeout);
-        try {
-            return waitAtGate(timer.token(), exclusive, false);
-        } catch (CancellationException e) {
-            throw Waits.counted(Waits.ended(e, timer, gateName(exclusive), timeout), pool);
-        } finally {
-            timer.close();
-        }
-    }
-
-    /** {@return what a wait at the gate waits for, in messages} */
-    private String gateName(boolean exclusive) {
-        return (exclusive && mode != AttachMode.GLOBAL ? "exclusive use of pool '" : "the attach gate of pool '")
-                + pool.name() + "'";
-    }
-
-    /** The gate was not free: waits in line, recorded as an attach-wait event. */
-    private Guard waitAtGate(CancellationToken token, boolean exclusive, boolean internal) {
-        PoolEvents.AttachWait event = new PoolEvents.AttachWait();
-        event.begin();
-        boolean interrupted = false;
-        try {
-            if (!internal) {
-                return waitForGate(exclusive, token);
-            }
-            for (; ; ) {
-                try {
-                    return gate.enterBlocking(exclusive, CancellationToken.none());
-                } catch (InterruptedException e) {
-                    interrupted = true; // a drainer and close() finish their attach
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            event.pool = pool.name();
-            event.exclusive = exclusive;
-            event.commit();
-        }
-    }
-
-    private Guard waitForGate(boolean exclusive, CancellationToken token) {
-        CancellationSource linked = null;
-        CancellationToken waitToken = closing;
-        if (token.canBeCancelled()) {
-            linked = CancellationSource.linkedTo(token, closing);
-            waitToken = linked.token();
-        }
-        try {
-            return gate.enterBlocking(exclusive, waitToken);
-        } catch (InterruptedException e) {
-            throw Waits.interrupted(gateName(exclusive), e);
-        } catch (CancellationException e) {
-            if (pool.isClosed()) {
-                throw new PoolClosedException("pool '" + pool.name() + "' closed while this thread waited to attach");
-            }
-            throw (CancellationException) Waits.named(e, gateName(exclusive));
-        } finally {
-            if (linked != null) {
-                linked.close();
-            }
-        }
-    }
-
     /** Applies pending releases if any, then gives the gate up; the depth is zero before the release. */
     void detachOutermost(AttachState s) {
         try {
             applyIfDirty(s);
         } finally {
             boolean exclusive = s.exclusive;
-            leaveGate(s.leaveOutermost(), exclusive);
-        }
-    }
-
-    private void leaveGate(Guard guard, boolean exclusive) {
-        if (guard != null) {
-            guard.close();
-        } else {
-            gate.leave(exclusive);
+            gates.leave(s.leaveOutermost(), exclusive);
         }
     }
 
@@ -390,11 +283,11 @@ final class Attacher<K, V> {
         boolean exclusive = s.exclusive;
         Guard held = s.guard;
         int depth = s.suspend();
-        leaveGate(held, exclusive);
+        gates.leave(held, exclusive);
         try {
             return work.get();
         } finally {
-            s.resume(this, depth, exclusive, enterGate(CancellationToken.none(), exclusive, true));
+            s.resume(this, depth, exclusive, gates.enter(CancellationToken.none(), exclusive, true));
         }
     }
 
@@ -414,13 +307,13 @@ final class Attacher<K, V> {
     /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */
     <T> CompletionStage<T> attachAsync(
             CancellationToken token, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
-        CompletionStage<T> refused = refuseAsync(token);
+        CompletionStage<T> refused = gates.refuseAsync(token);
         if (refused != null) {
             return refused;
         }
-        if (gate.tryEnter(exclusive)) {
+        if (gates.tryEnter(exclusive)) {
             if (pool.isClosed()) { // closed since the check: a close that returned must not see fn run
-                gate.leave(exclusive);
+                gates.leave(null, exclusive);
                 return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
             }
             try {
@@ -431,7 +324,7 @@ final class Attacher<K, V> {
         }
         // completed with the failure itself, not through a dependent stage, which would wrap it
         CompletableFuture<T> result = new CompletableFuture<>();
-        waitForGateAsync(token, exclusive).whenComplete((guard, failure) -> {
+        gates.waitAsync(token, exclusive).whenComplete((guard, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(Waits.unwrapped(failure));
             } else {
@@ -442,74 +335,11 @@ final class Attacher<K, V> {
     }
 
     /**
-     * Holds the gate for an async caller without attaching a thread: the stage completes with a
-     * guard that leaves the gate once, which {@link #runAttached} adopts on whichever thread later
-     * runs the caller's work. Meanwhile the hold counts as an attached thread.
+     * Holds the gate for an async caller without attaching a thread ({@link GateWaits#holdGate}); the
+     * guard is adopted by {@link #runAttached} on whichever thread runs the caller's work.
      */
     CompletionStage<Guard> holdGate(CancellationToken token, boolean exclusive) {
-        CompletionStage<Guard> refused = refuseAsync(token);
-        if (refused != null) {
-            return refused;
-        }
-        if (gate.tryEnter(exclusive)) {
-            if (pool.isClosed()) {
-                gate.leave(exclusive);
-                return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
-            }
-            return CompletableFuture.completedStage(new Entered(exclusive));
-        }
-        return waitForGateAsync(token, exclusive);
-    }
-
-    /** {@return a failed stage if the pool is closed or the token cancelled, else {@code null}} */
-    private <T> CompletionStage<T> refuseAsync(CancellationToken token) {
-        if (pool.isClosed()) {
-            return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
-        }
-        if (token.isCancellationRequested()) {
-            return CompletableFuture.failedFuture(
-                    new CancellationException("attachAsync() with a token that was already cancelled"));
-        }
-        pool.hook(PoolHooks.Point.ATTACH_ASYNC_CHECKED);
-        return null;
-    }
-
-    private CompletionStage<Guard> waitForGateAsync(CancellationToken token, boolean exclusive) {
-        CancellationSource linked = CancellationSource.linkedTo(token, closing);
-        return gate.enterAsync(exclusive, linked.token()).handle((guard, failure) -> {
-            linked.close();
-            if (failure != null) {
-                if (pool.isClosed()) {
-                    throw new CompletionException(
-                            new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
-                }
-                throw new CompletionException(Waits.named(Waits.unwrapped(failure), gateName(exclusive)));
-            }
-            if (pool.isClosed()) { // granted just before the close failed the waiters
-                guard.close();
-                throw new CompletionException(
-                        new PoolClosedException("pool '" + pool.name() + "' closed while waiting to attach"));
-            }
-            return guard;
-        });
-    }
-
-    /** The gate entered at once by {@link #holdGate}: left once, by its close. */
-    private final class Entered implements Guard {
-        private final boolean exclusive;
-        private boolean left;
-
-        Entered(boolean exclusive) {
-            this.exclusive = exclusive;
-        }
-
-        @Override
-        public synchronized void close() {
-            if (!left) {
-                left = true;
-                gate.leave(exclusive);
-            }
-        }
+        return gates.holdGate(token, exclusive);
     }
 
     /** Runs {@code fn} attached with the gate already held through {@code guard} ({@code null}: entered raw). */
@@ -526,7 +356,7 @@ final class Attacher<K, V> {
                     s.endScopesAbove(scope.level);
                     s.leaveNested(scope);
                 }
-                leaveGate(guard, exclusive);
+                gates.leave(guard, exclusive);
             }
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
