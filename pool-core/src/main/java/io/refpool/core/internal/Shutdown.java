@@ -105,17 +105,6 @@ final class Shutdown {
     }
 
     private void awaitClosed() {
-        boolean interrupted = false;
-        for (; ; ) {
-            try {
-                closed.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true; // close() is not interruptible; the flag is restored below
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Waits.uninterruptibly(closed::await); // close() is not interruptible
     }
 }

@@ -309,63 +309,14 @@ final class SlotTable<K, V> {
     }
 
     private static Void awaitUninterruptibly(Creation<?, ?> creation) {
-        boolean interrupted = false;
-        for (; ; ) {
+        Waits.uninterruptibly(() -> {
             try {
                 creation.get();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
             } catch (ExecutionException | CancellationException failed) {
-                break; // done: its creator deals with the outcome
+                // done: its creator deals with the outcome
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        });
         return null;
-    }
-
-    /**
-     * Runs the factory: with the calling thread's attachment suspended if {@code gateFree}
-     * ({@link Attacher#suspended}), taken back before the object is published or the failure
-     * handled, both of which run attached.
-     */
-    private V runFactory(K key, AttachState s, boolean gateFree) throws Exception {
-        if (!gateFree) {
-            return factory.create(key);
-        }
-        FactoryCall<K, V> call = new FactoryCall<>(factory, key);
-        attacher.suspended(s, call);
-        if (call.failure != null) {
-            throw call.failure;
-        }
-        return call.made;
-    }
-
-    /** One factory call as a supplier, a checked failure kept for the caller to throw once attached again. */
-    private static final class FactoryCall<K, V> implements java.util.function.Supplier<Void> {
-        private final ObjectFactory<? super K, ? extends V> factory;
-        private final K key;
-        V made;
-        Exception failure;
-
-        FactoryCall(ObjectFactory<? super K, ? extends V> factory, K key) {
-            this.factory = factory;
-            this.key = key;
-        }
-
-        @Override
-        public Void get() {
-            try {
-                made = factory.create(key);
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception checked) {
-                failure = checked;
-            }
-            return null;
-        }
     }
 
     /**
@@ -392,7 +343,7 @@ final class SlotTable<K, V> {
             if (revival != null) { // before the factory: a ticker that throws leaves nothing made
                 retireAt = revival.retireAt();
             }
-            value = runFactory(key, s, creation.gateFree);
+            value = FactoryCall.run(factory, key, attacher, s, creation.gateFree);
             if (timings != null) {
                 timings.since(PoolTimings.Timing.CREATION, begun);
             }
@@ -489,24 +440,5 @@ final class SlotTable<K, V> {
         }
         return new ObjectCreationException(
                 "creating an object failed with " + failure.getClass().getName(), failure);
-    }
-
-    /** Identity of a pooled instance: never calls the object's own {@code equals}/{@code hashCode}. */
-    private static final class Identity {
-        private final Object value;
-
-        Identity(Object value) {
-            this.value = value;
-        }
-
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof Identity && ((Identity) other).value == value;
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(value);
-        }
     }
 }

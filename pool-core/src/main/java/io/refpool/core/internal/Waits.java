@@ -122,6 +122,31 @@ final class Waits {
         result.complete(value);
     }
 
+    /** A wait that an interrupt may end early. */
+    @FunctionalInterface
+    interface Interruptible {
+        void await() throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code wait} until it returns without being interrupted: a wait that must not be cut
+     * short ({@code close()}'s). An interrupt meanwhile is kept and restored once it returns.
+     */
+    static void uninterruptibly(Interruptible wait) {
+        boolean interrupted = false;
+        for (; ; ) {
+            try {
+                wait.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** {@return {@code failure} without the {@link CompletionException} a dependent stage wraps it in} */
     static Throwable unwrapped(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
