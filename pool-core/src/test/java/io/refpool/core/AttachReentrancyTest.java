@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.sync.WaitTimeoutException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -117,5 +119,47 @@ class AttachReentrancyTest {
             assertTrue(pool.isAttached());
         }
         assertFalse(pool.isAttached());
+    }
+
+    /**
+     * The attachment whose own {@code detached()} section is running is suspended like those below
+     * it: closing it there throws, and changes nothing, at any level. The thread has no depth in the
+     * section, so a check that only compares the scope with the innermost open level takes it for
+     * the innermost one and leaves a gate this thread does not hold.
+     */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void theAttachmentWhoseSectionIsRunningCannotBeClosedFromInsideIt(AttachMode mode) throws Exception {
+        RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(mode));
+        try (Attachment outer = pool.attach()) {
+            closingInsideItsOwnSectionThrows(pool, outer);
+            try (Attachment inner = pool.attach()) {
+                closingInsideItsOwnSectionThrows(pool, inner);
+            }
+            assertTrue(pool.isAttached(), "the outer attachment is still open");
+            CompletableFuture<Boolean> stopped = CompletableFuture.supplyAsync(() -> {
+                try (Attachment world = pool.stopTheWorld(Duration.ofMillis(50))) {
+                    return true;
+                } catch (WaitTimeoutException e) {
+                    return false;
+                }
+            });
+            assertFalse(stopped.get(30, TimeUnit.SECONDS), "the world cannot stop while this thread is attached");
+        }
+        assertFalse(pool.isAttached());
+        CompletableFuture<Void> stopped =
+                CompletableFuture.runAsync(() -> pool.stopTheWorld().close());
+        stopped.get(30, TimeUnit.SECONDS); // the gate is whole: it lets a stop in once this thread left
+    }
+
+    private static void closingInsideItsOwnSectionThrows(RefPool<String, Resource> pool, Attachment attachment) {
+        attachment.detached(() -> {
+            IllegalStateException thrown = assertThrows(IllegalStateException.class, attachment::close);
+            assertTrue(thrown.getMessage().contains("suspended"), thrown.getMessage());
+            assertFalse(pool.isAttached(), "still inside the section");
+            return null;
+        });
+        assertTrue(pool.isAttached(), "resumed after the section");
     }
 }

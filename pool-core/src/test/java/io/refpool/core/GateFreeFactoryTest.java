@@ -23,6 +23,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -239,5 +240,37 @@ class GateFreeFactoryTest {
         assertEquals("object of a", waiter.join());
         pool.close();
         assertEquals(2, disposals.get());
+    }
+
+    /**
+     * The attachment a {@code GLOBAL} factory's caller holds is suspended while the factory runs:
+     * closing it from the factory throws, saying why, and the caller is attached again after.
+     */
+    @Test
+    void aGlobalFactoryCannotCloseItsCallersAttachment() {
+        AtomicReference<Attachment> caller = new AtomicReference<>();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        RefPool<String, String> pool = RefPool.newBuilder()
+                .attachMode(AttachMode.GLOBAL)
+                .build((String key) -> {
+                    try {
+                        caller.get().close();
+                    } catch (RuntimeException e) {
+                        thrown.set(e);
+                    }
+                    return "object of " + key;
+                });
+        try (Attachment attached = pool.attach()) {
+            caller.set(attached);
+            try (Handle<String> handle = pool.acquire("k")) {
+                assertEquals("object of k", handle.get());
+            }
+            assertInstanceOf(IllegalStateException.class, thrown.get());
+            assertTrue(
+                    thrown.get().getMessage().contains("factory"), thrown.get().getMessage());
+            assertTrue(pool.isAttached(), "the caller's attachment is open after the acquire");
+        }
+        assertFalse(pool.isAttached());
+        pool.close();
     }
 }

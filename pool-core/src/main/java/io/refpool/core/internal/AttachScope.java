@@ -32,20 +32,26 @@ final class AttachScope extends AttachScopeFields implements Attachment {
 
     @Override
     public void close() {
+        AttachState s = state;
+        int depth = s.depth;
         checkUsable("close()");
-        if (state.base + state.depth - 1 != slot) { // not the innermost open scope of this thread
-            if (slot < state.base) {
-                throw new IllegalStateException("close() of an attachment suspended by a detached() section that"
-                        + " is still running: close it after the section returns");
+        if (slot < s.base) { // below the section's levels: suspended, its own section included
+            if (depth == 0 && s.poolSuspensions > 0) {
+                throw new IllegalStateException("close() of an attachment suspended while the pool runs a factory"
+                        + " without the gate: close it after the acquire returns");
             }
+            throw new IllegalStateException("close() of an attachment suspended by a detached() section that"
+                    + " is still running: close it after the section returns");
+        }
+        if (s.base + depth - 1 != slot) { // not the innermost open scope of this thread
             throw new IllegalStateException("close() of the attachment at nesting level " + level + " while level "
-                    + state.depth + " is still open: close attachments innermost first");
+                    + depth + " is still open: close attachments innermost first");
         }
         if (level == 1) {
             open = false;
-            state.attacher.detachOutermost(state);
+            s.attacher.detachOutermost(s);
         } else {
-            state.leaveNested(this);
+            s.leaveNested(this);
         }
     }
 
