@@ -13,8 +13,6 @@ abstract class AttachScopeFields extends LinePad {
     int level;
     /** The other scope of this slot, opened by the next attachment in it. */
     AttachScope twin;
-    /** Of the first scope of a slot: whether its twin is the one the slot opens next. */
-    boolean twinNext;
 
     boolean open;
 

@@ -140,23 +140,29 @@ final class AttachState extends AttachStateFields {
     /** {@return the scope object for nesting level {@code level} above {@code base}, reopened} */
     AttachScope open(int level) {
         int slot = base + level - 1;
+        AttachScope[] slots = scopes;
+        AttachScope scope;
+        if (slot >= slots.length || (scope = slots[slot]) == null) {
+            scope = firstOpen(slot);
+            slots = scopes;
+        }
+        slots[slot] = scope.twin; // the slot opens the other one next time
+        scope.level = level;
+        scope.open = true;
+        return scope;
+    }
+
+    /** The slot's first attachment: grows the slots if needed and makes the slot's two scopes. */
+    private AttachScope firstOpen(int slot) {
         if (slot >= scopes.length) {
             AttachScope[] grown = new AttachScope[Math.max(scopes.length * 2, slot + 1)];
             System.arraycopy(scopes, 0, grown, 0, scopes.length);
             scopes = grown;
         }
-        AttachScope first = scopes[slot];
-        if (first == null) {
-            first = new AttachScope(this, slot);
-            AttachScope twin = new AttachScope(this, slot);
-            first.twin = twin;
-            twin.twin = first;
-            scopes[slot] = first;
-        }
-        AttachScope scope = first.twinNext ? first.twin : first; // the other one than last time
-        first.twinNext = !first.twinNext;
-        scope.level = level;
-        scope.open = true;
-        return scope;
+        AttachScope first = new AttachScope(this, slot);
+        AttachScope twin = new AttachScope(this, slot);
+        first.twin = twin;
+        twin.twin = first;
+        return first;
     }
 }

@@ -30,6 +30,7 @@ abstract class AttachStateFields extends LinePad {
      */
     int poolSuspensions;
 
+    /** Per slot, the one of its two scope objects that the slot opens next ({@link AttachState#open}). */
     AttachScope[] scopes = new AttachScope[4];
 
     /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
