@@ -39,7 +39,9 @@ public interface Attachment extends AutoCloseable {
     /**
      * Ends this scope; the outermost one also checks for pending releases and gives the gate up.
      *
-     * @throws IllegalStateException if called on another thread, twice, or out of nesting order
+     * @throws IllegalStateException if called on another thread, twice, out of nesting order, or while
+     *     the attachment is suspended: inside its own {@code detached()} section, or from a
+     *     {@link AttachMode#GLOBAL} factory that its acquire runs with the gate given up
      */
     @Override
     void close();
