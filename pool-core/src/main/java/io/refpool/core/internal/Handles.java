@@ -5,6 +5,7 @@ import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
 import io.refpool.sync.Guard;
 import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
  * The edge where references become handles and come back: a {@link PooledHandle} is made here, once,
@@ -204,7 +205,7 @@ final class Handles<K, V> {
      * {@code work}, a wait for a section: with the calling thread's attachment suspended if it holds
      * a {@code GLOBAL} pool's gate ({@link Attacher#yieldsGate}), otherwise as it is.
      */
-    <T> T waitForSection(java.util.function.Supplier<T> work) {
+    <T> T waitForSection(Supplier<T> work) {
         AttachState s = attacher.state();
         return attacher.yieldsGate(s) ? attacher.suspended(s, work) : work.get();
     }
