@@ -256,4 +256,45 @@ class IdleCacheTest {
         pool.close();
         engine.assertAllDisposedExactlyOnce();
     }
+
+    /**
+     * Revives on another thread are counted while it lives and after it ended: a thread that keeps
+     * coming back counts its own (past its first few), and an ended thread's count is kept.
+     */
+    @Test
+    void revivesOnOtherThreadsAreCountedWhileTheyLiveAndAfterTheyEnd() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(
+                engine.builder().idle(cache -> cache.maximumSize(10).executor(Runnable::run)));
+        pool.call("tenant-7", session -> session); // created, then idle
+        CountDownLatch counted = new CountDownLatch(1);
+        CountDownLatch end = new CountDownLatch(1);
+        Thread worker = new Thread(() -> {
+            for (int i = 0; i < 1000; i++) {
+                pool.call("tenant-7", session -> session);
+            }
+            counted.countDown();
+            awaitLatch(end);
+        });
+        worker.start();
+        assertTrue(counted.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(1000, pool.stats().idleHits(), "while the worker lives");
+        assertEquals(1, pool.stats().idle());
+        end.countDown();
+        worker.join();
+        for (int t = 0; t < 40; t++) { // threads that come and go: the ended ones are folded in
+            Thread visitor = new Thread(() -> {
+                for (int i = 0; i < 50; i++) {
+                    pool.call("tenant-7", session -> session);
+                }
+            });
+            visitor.start();
+            visitor.join();
+        }
+        assertEquals(1000 + 40 * 50, pool.stats().idleHits(), "after the threads ended");
+        assertEquals(1, pool.stats().idle());
+        assertEquals(1, engine.factoryCalls.get());
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
 }

@@ -111,10 +111,10 @@ final class Acquirer<K, V> {
      * {@code null} if there is none (being created, absent, disposed) or the pool is closing. For an
      * attached caller that releases it itself ({@link Calls#call}).
      */
-    Entry<K, V> retainExisting(K key) {
+    Entry<K, V> retainExisting(K key, AttachState s) {
         if (!pool.isClosed()) {
             Entry<K, V> entry = slots.entry(key);
-            if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters) >= 0)) {
+            if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, s) >= 0)) {
                 return entry;
             }
         }
@@ -181,7 +181,7 @@ final class Acquirer<K, V> {
     @SuppressWarnings("unchecked")
     private Entry<K, V> retainForHandle(Object key, AttachState s) {
         K k = (K) key;
-        Entry<K, V> entry = retainExisting(k);
+        Entry<K, V> entry = retainExisting(k, s);
         return entry != null ? entry : acquireEntry(k, s); // create, or wait for a creation
     }
 
@@ -345,7 +345,7 @@ final class Acquirer<K, V> {
                     "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
         Entry<K, V> entry = slots.entry(key);
-        if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters) >= 0)) {
+        if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, null) >= 0)) {
             return CompletableFuture.completedStage(entry);
         }
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);

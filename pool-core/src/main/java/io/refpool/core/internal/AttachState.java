@@ -1,6 +1,8 @@
 package io.refpool.core.internal;
 
 import io.refpool.sync.Guard;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 
 /**
@@ -46,8 +48,33 @@ final class AttachState extends AttachStateFields {
     @SuppressWarnings("unused")
     private long q0, q1, q2, q3, q4, q5, q6, q7;
 
+    private static final VarHandle IDLE_HITS =
+            FieldHandles.find(MethodHandles.lookup(), AttachStateFields.class, "idleHits", long.class);
+    private static final VarHandle ZEROES =
+            FieldHandles.find(MethodHandles.lookup(), AttachStateFields.class, "zeroes", long.class);
+
     AttachState(Thread thread) {
         super(thread);
+    }
+
+    /** One idle hit of this thread's own, which it alone writes: a plain, untorn store. */
+    void countIdleHit() {
+        IDLE_HITS.setOpaque(this, idleHits + 1);
+    }
+
+    /** One zero of this thread's own, as {@link #countIdleHit}. */
+    void countZero() {
+        ZEROES.setOpaque(this, zeroes + 1);
+    }
+
+    /** {@return this thread's own idle hits}, from any thread */
+    long ownIdleHits() {
+        return (long) IDLE_HITS.getOpaque(this);
+    }
+
+    /** {@return this thread's own zeroes}, from any thread */
+    long ownZeroes() {
+        return (long) ZEROES.getOpaque(this);
     }
 
     /** A nested attach: one level deeper, in a reopened scope object. */

@@ -38,6 +38,19 @@ abstract class AttachStateFields extends LinePad {
 
     boolean disposing;
 
+    /**
+     * This thread's idle hits and zeroes once the pool's counters took it in ({@link
+     * PoolCounters#idleHit}); written by this thread only, read by any through {@link
+     * AttachState#ownIdleHits()} and {@link AttachState#ownZeroes()}.
+     */
+    long idleHits, zeroes;
+
+    /** Whether the pool's counters read {@link #idleHits} and {@link #zeroes}: set once, by this thread. */
+    boolean countsOwn;
+
+    /** Idle events this thread counted in the pool's shared counters, before {@link #countsOwn}. */
+    int sharedCounted;
+
     AttachStateFields(Thread thread) {
         this.thread = thread;
     }

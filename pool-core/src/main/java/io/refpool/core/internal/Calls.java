@@ -72,7 +72,7 @@ public final class Calls<K, V> {
         AttachState s = attacher.enterClosure("call()");
         int level = s.depth;
         try {
-            Entry<K, V> entry = acquirer.retainExisting(key);
+            Entry<K, V> entry = acquirer.retainExisting(key, s);
             if (entry == null) {
                 return callAcquiring(key, fn, s);
             }

@@ -302,7 +302,9 @@ final class Capacity<K, V> {
         pool.hook(PoolHooks.Point.CAPACITY_QUEUED);
         Entry<K, V> live = exits.current(key); // published before this waiter joined the line
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
-            if (checked ? live.retainIfLive() > 0 : live.retainLive(counters) >= 0) { // an idle one: not unchecked
+            if (checked
+                    ? live.retainIfLive() > 0
+                    : live.retainLive(counters, null) >= 0) { // an idle one: not unchecked
                 if (!serve(waiter, live)) {
                     exits.giveBack(live); // the wait ended meanwhile
                 }

@@ -110,7 +110,7 @@ final class EndOfLife<K, V> {
     /** The last reference went: idle the object, serve a waiter of its key, or dispose it. */
     void reachedZero(Entry<K, V> entry, AttachState s) {
         pool.hook(PoolHooks.Point.REACHED_ZERO);
-        counters.reachedZero();
+        counters.reachedZero(s);
         DisposalCause retired = entry.retiredAs();
         if (retired != null) { // invalidated while in use: it goes now, never to the cache
             dispose(entry, s, retired, null, Uncache.YES);
@@ -119,7 +119,7 @@ final class EndOfLife<K, V> {
         } else if (revival != null && revival.expired(entry)) { // too old: never to the cache nor a waiter
             dispose(entry, s, DisposalCause.LIFETIME, null, Uncache.YES);
         } else if (capacity.waiters() > 0) {
-            if (!servedAtZero(entry)) { // no waiter for its own key took it: the line needs its permit
+            if (!servedAtZero(entry, s)) { // no waiter for its own key took it: the line needs its permit
                 // out of the cache too: an object revived from it keeps its entry (the lazy tier), and
                 // a disposed one left there would hold a place of the bound until the cache evicts it
                 dispose(entry, s, DisposalCause.CAPACITY, null, Uncache.YES);
@@ -138,10 +138,10 @@ final class EndOfLife<K, V> {
      * to count 0} (false: nobody in line wants it, and it is still this thread's to settle). The
      * first waiter revives it, the others share it.
      */
-    private boolean servedAtZero(Entry<K, V> entry) {
+    private boolean servedAtZero(Entry<K, V> entry, AttachState s) {
         boolean mine = true; // whether settling count 0 is still up to this thread
         for (Capacity.LineWaiter<K, V> waiter; (waiter = capacity.nextWaiting(entry.key)) != null; ) {
-            if (entry.retainLive(counters) < 0) {
+            if (entry.retainLive(counters, s) < 0) {
                 return true; // a capacity reclaim disposed it meanwhile: nothing left to settle
             }
             if (capacity.serve(waiter, entry)) {
@@ -149,7 +149,7 @@ final class EndOfLife<K, V> {
             } else {
                 mine = entry.release() == 0; // the wait ended first; at 0 again it is this thread's again
                 if (mine) {
-                    counters.reachedZero();
+                    counters.reachedZero(s);
                 }
             }
         }
@@ -162,7 +162,7 @@ final class EndOfLife<K, V> {
      */
     void unpublishable(Entry<K, V> entry, AttachState s) {
         entry.release();
-        counters.reachedZero();
+        counters.reachedZero(s);
         dispose(entry, s, DisposalCause.CREATION_FAILED, null, Uncache.NO);
     }
 

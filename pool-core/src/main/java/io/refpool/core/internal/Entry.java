@@ -192,12 +192,13 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
      * Adds a reference to a live or idle object, as {@link #tryRetain}, and counts a revive (count 0
      * to 1) as an idle hit: the one retain of every acquire path.
      *
+     * @param s the calling thread's state, or {@code null}: where the hit is counted ({@link PoolCounters#idleHit})
      * @return the count before, or {@link #DISPOSED}
      */
-    int retainLive(PoolCounters counters) {
+    int retainLive(PoolCounters counters, AttachState s) {
         int before = tryRetain();
         if (before == 0) {
-            counters.idleHits.increment(); // the cache keeps its entry (see IdleTier)
+            counters.idleHit(s); // the cache keeps its entry (see IdleTier)
         }
         return before;
     }

@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolStats;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -10,13 +11,34 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Event counters of a pool, striped ({@link LongAdder}) so that counting never adds a contended
  * write; none of them is touched on the attach fast path.
+ *
+ * <p><b>Idle hits and zeroes</b> come with nearly every request (a revive, then a release back to
+ * count 0), so they are not counted with a read-modify-write each: a thread that keeps coming back
+ * counts them in its own {@link AttachState} with plain stores, and the pool's counters sum those
+ * states. A thread's first {@value #SHARED_BEFORE_OWN} events go to the striped counters, so a
+ * short-lived thread (a virtual thread per request) never joins the list; then the thread joins
+ * it, once. The list holds the states of threads that may have ended: when it has grown to twice
+ * what the last sweep left, the next joiner sweeps it, folding each ended thread's counts into the
+ * striped counters (its end happens-before {@code isAlive()} returning false, so they are final).
+ * Sums and sweeps hold the list's lock, so a count is read in its thread's state or in the striped
+ * counters, never in both and never in neither: the sums only grow.
  */
 final class PoolCounters {
+    /** Idle events a thread counts in the striped counters before it counts its own. */
+    static final int SHARED_BEFORE_OWN = 16;
+
     final LongAdder drains = new LongAdder();
     final LongAdder creations = new LongAdder();
-    final LongAdder idleHits = new LongAdder();
-    /** Times an object's count reached 0: with idleHits and disposals, how many objects are idle now. */
-    private final LongAdder zeroes = new LongAdder();
+    /** Idle hits of threads that count none of their own (yet), and of ended ones. */
+    private final LongAdder sharedIdleHits = new LongAdder();
+    /** Times an object's count reached 0, as {@link #sharedIdleHits}: with idle hits and disposals, how many objects are idle now. */
+    private final LongAdder sharedZeroes = new LongAdder();
+
+    /** The states of threads that count their own idle events; guarded by itself. */
+    private final ArrayList<AttachState> counting = new ArrayList<>();
+
+    /** How many states the last sweep left in {@link #counting}: the next sweeps at twice as many. */
+    private int keptBySweep = SHARED_BEFORE_OWN;
 
     final LongAdder leaks = new LongAdder();
     /** Handles and calls reported open past the held-too-long threshold. */
@@ -40,9 +62,87 @@ final class PoolCounters {
         disposals.get(cause).increment();
     }
 
-    /** An object's count reached 0 (a release, not a disposal). */
-    void reachedZero() {
-        zeroes.increment();
+    /**
+     * An acquire revived an idle object (count 0 to 1).
+     *
+     * @param s the calling thread's state, or {@code null} if the caller has none at hand
+     */
+    void idleHit(AttachState s) {
+        if (s != null && s.countsOwn) {
+            s.countIdleHit();
+        } else {
+            sharedIdleHits.increment();
+            countedShared(s);
+        }
+    }
+
+    /**
+     * An object's count reached 0 (a release, not a disposal).
+     *
+     * @param s the calling thread's state, or {@code null}
+     */
+    void reachedZero(AttachState s) {
+        if (s != null && s.countsOwn) {
+            s.countZero();
+        } else {
+            sharedZeroes.increment();
+            countedShared(s);
+        }
+    }
+
+    /** One event counted shared for {@code s}'s thread: at the threshold the thread counts its own. */
+    private void countedShared(AttachState s) {
+        if (s != null && ++s.sharedCounted == SHARED_BEFORE_OWN) {
+            synchronized (counting) {
+                if (counting.size() >= 2 * keptBySweep) {
+                    sweep();
+                }
+                counting.add(s);
+            }
+            s.countsOwn = true; // after it joined: what it counts from now on is summed
+        }
+    }
+
+    /** Folds the counts of ended threads into the striped counters and drops their states. */
+    private void sweep() {
+        counting.removeIf(s -> {
+            if (s.thread.isAlive()) {
+                return false;
+            }
+            sharedIdleHits.add(s.ownIdleHits());
+            sharedZeroes.add(s.ownZeroes());
+            return true;
+        });
+        keptBySweep = Math.max(SHARED_BEFORE_OWN, counting.size());
+    }
+
+    /** {@return how many threads' states the counters sum now (tests)} */
+    int countingThreads() {
+        synchronized (counting) {
+            return counting.size();
+        }
+    }
+
+    /** {@return idle hits so far} */
+    long idleHits() {
+        synchronized (counting) {
+            long sum = sharedIdleHits.sum();
+            for (AttachState s : counting) {
+                sum += s.ownIdleHits();
+            }
+            return sum;
+        }
+    }
+
+    /** {@return zeroes so far} */
+    long zeroes() {
+        synchronized (counting) {
+            long sum = sharedZeroes.sum();
+            for (AttachState s : counting) {
+                sum += s.ownZeroes();
+            }
+            return sum;
+        }
     }
 
     /** {@return objects disposed so far, all causes} */
@@ -75,7 +175,10 @@ final class PoolCounters {
      */
     long idleNow() {
         long disposed = disposals();
-        long idle = zeroes.sum() - idleHits.sum() - disposed;
+        long idle;
+        synchronized (counting) { // both sums over one list
+            idle = zeroes() - idleHits() - disposed;
+        }
         return Math.max(0, Math.min(idle, creations.sum() - disposed));
     }
 
@@ -103,7 +206,7 @@ final class PoolCounters {
                 creations.sum(),
                 disposals(),
                 evictions(),
-                idleHits.sum(),
+                idleHits(),
                 capacityWaiters,
                 leaks.sum(),
                 disposalsByCause(),

@@ -64,7 +64,7 @@ public final class PoolReadings {
 
     /** {@return acquires served by an idle object so far} */
     public long idleHits() {
-        return counters.idleHits.sum();
+        return counters.idleHits();
     }
 
     /** {@return handles found unreachable while open so far} */

@@ -167,7 +167,7 @@ final class Revival<K, V> {
             disposal.dispose(entry);
             return false;
         }
-        counters.idleHits.increment();
+        counters.idleHit(null); // the checked revive: not the request's fast path
         return true;
     }
 }

@@ -160,7 +160,7 @@ final class SlotTable<K, V> {
                 }
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
-                if (revival == null ? entry.retainLive(counters) >= 0 : entry.retainIfLive() > 0) {
+                if (revival == null ? entry.retainLive(counters, s) >= 0 : entry.retainIfLive() > 0) {
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
