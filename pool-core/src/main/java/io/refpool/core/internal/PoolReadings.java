@@ -3,8 +3,9 @@ package io.refpool.core.internal;
 import io.refpool.core.DisposalCause;
 
 /**
- * The readings a meter takes of a pool, each a few striped-counter sums: none walks the keys, as
- * {@code stats()} does to count live and idle objects.
+ * The readings a meter takes of a pool, each a few striped-counter sums (idle hits and idle objects
+ * add the counts of the threads that keep their own, see {@code PoolCounters}): none walks the
+ * keys, as {@code stats()} does to count live and idle objects.
  *
  * <pre>{@code
  * PoolReadings readings = pool.readings();
