@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToLongFunction;
 
 /**
  * Event counters of a pool, striped ({@link LongAdder}) so that counting never adds a contended
@@ -125,21 +126,20 @@ final class PoolCounters {
 
     /** {@return idle hits so far} */
     long idleHits() {
-        synchronized (counting) {
-            long sum = sharedIdleHits.sum();
-            for (AttachState s : counting) {
-                sum += s.ownIdleHits();
-            }
-            return sum;
-        }
+        return sum(sharedIdleHits, AttachState::ownIdleHits);
     }
 
     /** {@return zeroes so far} */
     long zeroes() {
+        return sum(sharedZeroes, AttachState::ownZeroes);
+    }
+
+    /** The shared count plus every counting thread's own, read under the list's lock. */
+    private long sum(LongAdder shared, ToLongFunction<AttachState> own) {
         synchronized (counting) {
-            long sum = sharedZeroes.sum();
+            long sum = shared.sum();
             for (AttachState s : counting) {
-                sum += s.ownZeroes();
+                sum += own.applyAsLong(s);
             }
             return sum;
         }
