@@ -14,8 +14,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * An attached acquire and close of a live key allocates nothing, also after the slow path (a
  * creation) ran for many keys, so that the JIT compiled {@code acquire} with its slow path reached.
  * The handle is removed only if {@code acquire} inlines into the caller and has one allocation
- * site; either failing shows here as the handle's bytes (40 per
- * acquire when this test runs after {@code IdleCacheTest} in one JVM). Measured with the thread's allocation
+ * site; either failing shows here as the handle's 40 bytes
+ * ({@link AcquireAfterIdleTrafficAllocationTest} is the same after other traffic shaped the JIT). Measured with the thread's allocation
  * counter, best of several rounds after warm-up, in a JVM of its own.
  */
 class AcquireAllocationTest {

@@ -4,6 +4,9 @@ import io.refpool.core.AttachMode;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
 import io.refpool.sync.Guard;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.function.Supplier;
 
@@ -23,6 +26,20 @@ import java.util.function.Supplier;
  * </pre>
  */
 final class Handles<K, V> {
+    private static final MethodHandle RELEASE_OUT_OF_LINE;
+
+    static {
+        try {
+            RELEASE_OUT_OF_LINE = MethodHandles.lookup()
+                    .findVirtual(
+                            Handles.class,
+                            "releaseOutOfLine",
+                            MethodType.methodType(void.class, Entry.class, AttachState.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final PoolState pool;
     private final Attacher<K, V> attacher;
     private final DeferredReleases<K, V> releases;
@@ -43,6 +60,8 @@ final class Handles<K, V> {
     final boolean strictAccess;
 
     private final AttachMode attachMode;
+    /** {@link #releaseOutOfLine}; a field, not a constant, see {@link #releaseFromHandle}. */
+    private final MethodHandle releaseOutOfLine = RELEASE_OUT_OF_LINE;
     /** The limit of a wait for a section given none, or {@code null}. */
     final Duration defaultWait;
 
@@ -158,17 +177,52 @@ final class Handles<K, V> {
         }
     }
 
+    /**
+     * {@link #release} for {@code Handle.close()}: the same, but a detached close and a zero
+     * crossing are called through a method handle held in a field, which C2 does not inline. So a
+     * compiled {@code close()} holds a decrement and a call, and stays small: C2 does not inline a
+     * method that it already compiled on its own into a big one ("already compiled into a big
+     * method"), and a {@code close()} left out of its caller lets the handle escape, which then
+     * costs an allocation per acquire wherever that caller runs ({@code AcquireAllocationTest}).
+     */
+    void releaseFromHandle(Entry<K, V> entry, AttachState opener) {
+        AttachState s = stateOf(opener);
+        if (s.depth > 0 && decrement(entry) != 0) {
+            return; // attached, and the object still held (or a double release, reported)
+        }
+        try {
+            releaseOutOfLine.invokeExact(this, entry, s);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable checked) { // releaseOutOfLine declares none
+            throw new IllegalStateException(checked);
+        }
+    }
+
+    /** {@link #releaseFromHandle} detached (deferred) or at zero. */
+    @SuppressWarnings("unused") // called through RELEASE_OUT_OF_LINE
+    private void releaseOutOfLine(Entry<K, V> entry, AttachState s) {
+        if (s.depth == 0) {
+            releases.enqueue(entry);
+        } else {
+            endOfLife.reachedZero(entry, s);
+        }
+    }
+
     /** Gives back a reference of {@code entry} on a thread that is attached ({@code s.depth > 0}). */
     void releaseAttached(Entry<K, V> entry, AttachState s) {
-        int after;
+        if (decrement(entry) == 0) {
+            endOfLife.reachedZero(entry, s);
+        }
+    }
+
+    /** {@return the count after giving back one reference, or -1 if there was none to give (reported)} */
+    private int decrement(Entry<K, V> entry) {
         try {
-            after = entry.release();
+            return entry.release();
         } catch (Entry.DoubleRelease e) { // the pool's defect: reported, never thrown at the handle's caller
             pool.report(PoolError.Kind.REFCOUNT_DOUBLE_RELEASE, entry.key, e.getMessage(), e);
-            return;
-        }
-        if (after == 0) {
-            endOfLife.reachedZero(entry, s);
+            return -1;
         }
     }
 

@@ -161,7 +161,7 @@ final class PooledHandle<K, V> implements Handle<V> {
         if (hold != null) {
             handles.closed(hold);
         }
-        handles.release(entry, opener);
+        handles.releaseFromHandle(entry, opener);
     }
 
     private void untrack() {
