@@ -344,7 +344,12 @@ final class Acquirer<K, V> {
             return CompletableFuture.failedFuture(new CancellationException(
                     "acquireAsync(" + Keys.describe(key) + ") with a token that was already cancelled"));
         }
-        Entry<K, V> entry = slots.entry(key);
+        Entry<K, V> entry;
+        try {
+            entry = slots.entry(key);
+        } catch (RuntimeException | Error keyFailed) { // the key's hashCode or equals: through the stage
+            return CompletableFuture.failedFuture(keyFailed);
+        }
         if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, null) >= 0)) {
             return CompletableFuture.completedStage(entry);
         }

@@ -14,6 +14,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -213,6 +214,8 @@ public final class AsyncCalls<K, V> {
 
         private final PoolFunction<? super V, ? extends T, ? extends Exception> fn;
         private final CompletableFuture<T> result;
+        /** Set by the one run of the task: see {@link #claim}. */
+        private final AtomicBoolean claimed = new AtomicBoolean();
         /** The thread handing the task over, while it does. */
         private volatile Thread handing;
 
@@ -254,6 +257,9 @@ public final class AsyncCalls<K, V> {
                 moveToOwnThread(); // inline on the handing thread, or nested in an attachment here
                 return;
             }
+            if (!claim()) {
+                return; // the executor threw after taking the task, which already moved
+            }
             if (result.isDone()) { // the caller gave up while the task was queued
                 releaseAll();
                 return;
@@ -261,8 +267,19 @@ public final class AsyncCalls<K, V> {
             AsyncCalls.this.run(entry, gate, section, token, fn, result);
         }
 
+        /**
+         * {@return whether this is the one run of the task}: an executor that takes the task and
+         * then throws (an {@code Error} starting a worker) runs it as well as the thread it moved to.
+         */
+        private boolean claim() {
+            return !claimed.get() && claimed.compareAndSet(false, true);
+        }
+
         private void moveToOwnThread() {
             Runnable own = () -> {
+                if (!claim()) {
+                    return;
+                }
                 if (result.isDone()) {
                     releaseAll();
                 } else {
@@ -275,8 +292,10 @@ public final class AsyncCalls<K, V> {
                 thread.setDaemon(true);
                 thread.start();
             } catch (Throwable noThread) { // nothing can run the function: release all, fail the call
-                releaseAll();
-                result.completeExceptionally(noThread);
+                if (claim()) {
+                    releaseAll();
+                    result.completeExceptionally(noThread);
+                }
             }
         }
 
