@@ -178,6 +178,8 @@ public interface Handle<V> extends AutoCloseable {
      * }</pre>
      *
      * @return whether this call retired it ({@code false}: it was retired already)
+     * @throws RuntimeException what the key's {@code hashCode} or {@code equals} threw while the object
+     *     left the key's slot; then nothing changed, and the object is still the key's
      * @throws IllegalStateException if this handle is closed
      * @throws PoolClosedException if the pool is closed
      */

@@ -30,6 +30,8 @@ import java.util.function.Consumer;
  *                                        creation needs its permit
  *   idle        DISPOSED (closed)        {@link #disposeAllAtClose}
  *   created     DISPOSED                 {@link #unpublishable}: the key threw while publishing it
+ *   checked     live, then zero          {@link #dropRevived}: retired during the check, and the key
+ *                                        threw while the object left its slot
  * </pre>
  *
  * <p>Every disposal is one sequence ({@link #dispose}): the claim, a CAS from exactly 0 that fails
@@ -164,6 +166,17 @@ final class EndOfLife<K, V> {
         entry.release();
         counters.reachedZero(s);
         dispose(entry, s, DisposalCause.CREATION_FAILED, null, Uncache.NO);
+    }
+
+    /**
+     * A revive check passed on an object retired meanwhile, whose slot the key kept (its
+     * {@code hashCode} or {@code equals} threw): the acquire fails, and the reference the check took
+     * goes back, disposing the object at count 0.
+     */
+    void dropRevived(Entry<K, V> entry, AttachState s) {
+        if (entry.release() == 0) {
+            reachedZero(entry, s);
+        }
     }
 
     // ---------------------------------------------------------------- idle objects

@@ -137,7 +137,12 @@ public final class LifecycleControl<K, V> {
             return false;
         }
         if (!endOfLife.disposeIdle(entry, s, cause) && entry.count() > 0) {
-            slots.vacate(entry);
+            try {
+                slots.vacate(entry);
+            } catch (Throwable keyFailed) { // the key's hashCode or equals: the object stays the key's
+                entry.unretire(cause);
+                throw keyFailed;
+            }
         }
         return true;
     }

@@ -11,9 +11,10 @@ import io.refpool.sync.CancellationToken;
  * <p>Each owner is given, when it is built, the few owners it calls, and {@link PoolState} for the
  * pool itself; no owner holds the pool. They are built in the order they call each other; the
  * three calls back up that order (an attach applies pending releases, the cache's evictions are
- * queued, a creation that cannot be published is disposed) and a creation's reclaim of capacity
- * go through narrow interfaces ({@link Attacher.PendingReleases}, {@link IdleTier.Evictions},
- * {@link SlotTable.Unpublishable}, {@link Capacity.Reclaimer}), implemented here on the owners
+ * queued, an object the slot table cannot hand out is released or disposed) and a creation's
+ * reclaim of capacity go through narrow interfaces ({@link Attacher.PendingReleases},
+ * {@link IdleTier.Evictions}, {@link SlotTable.Unusable}, {@link Capacity.Reclaimer}), implemented
+ * here on the owners
  * built later.
  */
 final class PoolAssembly<K, V> {
@@ -68,8 +69,8 @@ final class PoolAssembly<K, V> {
                 revival != null,
                 config.maxObjects());
         PoolTimings timings = observer == null ? null : observer.timings;
-        this.slots = new SlotTable<>(
-                pool, counters, capacity, attacher, this::unpublishable, config.factory(), revival, timings);
+        this.slots =
+                new SlotTable<>(pool, counters, capacity, attacher, unusable(), config.factory(), revival, timings);
         Disposals<K, V> disposals = new Disposals<>(pool, counters, slots, config.disposer());
         this.idle = config.idle() == null
                 ? null
@@ -108,7 +109,7 @@ final class PoolAssembly<K, V> {
         this.warmer = new Warmer<>(pool, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
     }
 
-    // the four calls back up the order of construction
+    // the calls back up the order of construction
 
     private void applyIfDirty(AttachState s) {
         releases.applyIfDirty(s);
@@ -118,8 +119,18 @@ final class PoolAssembly<K, V> {
         return releases.evicted(value, cause);
     }
 
-    private void unpublishable(Entry<K, V> entry, AttachState s) {
-        endOfLife.unpublishable(entry, s);
+    private SlotTable.Unusable<K, V> unusable() {
+        return new SlotTable.Unusable<>() {
+            @Override
+            public void unpublishable(Entry<K, V> entry, AttachState s) {
+                endOfLife.unpublishable(entry, s);
+            }
+
+            @Override
+            public void dropRevived(Entry<K, V> entry, AttachState s) {
+                endOfLife.dropRevived(entry, s);
+            }
+        };
     }
 
     private void disposeChecked(Entry<K, V> entry) {

@@ -177,10 +177,28 @@ final class RunControl<K, V> {
             return;
         }
         if (run.awaitOutcome() == Interrupter.Outcome.RETIRE) {
-            control.retireHeld(run.entry, DisposalCause.INTERRUPTED);
+            retire(run.entry);
         }
         if (run.other != null && run.otherOutcome == Interrupter.Outcome.RETIRE) {
-            control.retireHeld(run.other, DisposalCause.INTERRUPTED);
+            retire(run.other);
+        }
+    }
+
+    /**
+     * Retires an object its interrupter asked to retire. A failure (the key's {@code hashCode} threw
+     * while the object left its slot, which leaves it the key's) is reported: the call's own outcome
+     * stands.
+     */
+    private void retire(Entry<K, V> entry) {
+        try {
+            control.retireHeld(entry, DisposalCause.INTERRUPTED);
+        } catch (Throwable keyFailed) {
+            pool.report(
+                    PoolError.Kind.INTERRUPTER_FAILED,
+                    entry.key,
+                    "the interrupter asked to retire the object of key " + Keys.describe(entry.key)
+                            + ", which could not be retired: " + Keys.describeFailure(keyFailed),
+                    keyFailed);
         }
     }
 

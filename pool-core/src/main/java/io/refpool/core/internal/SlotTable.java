@@ -52,10 +52,13 @@ import java.util.function.Consumer;
  * later failure (the key's {@code hashCode} while publishing) disposes the object with it.
  */
 final class SlotTable<K, V> {
-    /** What becomes of an object its creator could not publish: {@link EndOfLife#unpublishable}. */
-    @FunctionalInterface
-    interface Unpublishable<K, V> {
-        void dispose(Entry<K, V> entry, AttachState s);
+    /** Where a reference this table took but cannot hand out goes: {@link EndOfLife}. */
+    interface Unusable<K, V> {
+        /** Its creator could not publish the new object: {@link EndOfLife#unpublishable}. */
+        void unpublishable(Entry<K, V> entry, AttachState s);
+
+        /** A revived, retired object kept its slot (the key threw): {@link EndOfLife#dropRevived}. */
+        void dropRevived(Entry<K, V> entry, AttachState s);
     }
 
     /** Where the factory's durations go, or {@code null}: timings off. */
@@ -65,7 +68,7 @@ final class SlotTable<K, V> {
     private final PoolCounters counters;
     private final Capacity<K, V> capacity;
     private final Attacher<K, V> attacher;
-    private final Unpublishable<K, V> unpublishable;
+    private final Unusable<K, V> unusable;
     private final ObjectFactory<? super K, ? extends V> factory;
     /** {@code null} without revive checks. */
     private final Revival<K, V> revival;
@@ -78,7 +81,7 @@ final class SlotTable<K, V> {
             PoolCounters counters,
             Capacity<K, V> capacity,
             Attacher<K, V> attacher,
-            Unpublishable<K, V> unpublishable,
+            Unusable<K, V> unusable,
             ObjectFactory<? super K, ? extends V> factory,
             Revival<K, V> revival,
             PoolTimings timings) {
@@ -87,7 +90,7 @@ final class SlotTable<K, V> {
         this.counters = counters;
         this.capacity = capacity;
         this.attacher = attacher;
-        this.unpublishable = unpublishable;
+        this.unusable = unusable;
         this.factory = factory;
         this.timings = timings;
     }
@@ -173,7 +176,13 @@ final class SlotTable<K, V> {
                             // invalidated during the check, which refused it both the disposal and the
                             // vacate of an object in use (it saw neither 0 nor a positive count): the
                             // count is set before this read, the cause before its read of the count
-                            vacate(entry);
+                            try {
+                                vacate(entry);
+                            } catch (Throwable keyFailed) { // the key threw: the acquire fails, and
+                                unusable.dropRevived(entry, s); // the revive's reference goes back
+                                Capacity.giveBack(permit);
+                                throw keyFailed;
+                            }
                         }
                         if (permit != null) {
                             permit.close();
@@ -384,7 +393,7 @@ final class SlotTable<K, V> {
             slots.replace(key, creation, entry);
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
             abandon(key, creation, keyFailed);
-            unpublishable.dispose(entry, s);
+            unusable.unpublishable(entry, s);
             throw unchecked(keyFailed);
         }
         creation.complete(entry);
