@@ -31,8 +31,11 @@ public interface Attachment extends AutoCloseable {
      * @param work what to run detached
      * @param <T> its result type
      * @return what {@code work} returned
-     * @throws IllegalStateException if called on another thread, on a closed attachment, or inside
-     *     a {@code detached()} section of this attachment
+     * @throws IllegalStateException if called on another thread, on a closed attachment, inside a
+     *     {@code detached()} section of this attachment, or while the thread holds an object's
+     *     section ({@link Handle#section()}, or inside {@code call}): taking the gate back could then
+     *     wait behind a {@link RefPool#stopTheWorld()} that waits for a thread that waits for that
+     *     section
      */
     <T> T detached(Supplier<T> work);
 

@@ -303,10 +303,10 @@ class PerObjectSectionTest {
     void aClosureHasNoScopeObjectYetNestsWithAttachmentsAndEndsWhatItsWorkLeftOpen() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, true);
         try (Attachment outer = pool.attach()) {
-            int value = pool.call("a", a -> {
+            int value = pool.attached(() -> {
                 try (Attachment inner = pool.attach()) { // the level above the closure's
                     assertThrows(IllegalStateException.class, outer::close, "outer is not innermost");
-                    return inner.detached(() -> pool.isAttached() ? -1 : ++a.value);
+                    return inner.detached(() -> pool.isAttached() ? -1 : 1);
                 }
             });
             assertEquals(1, value, "detached() inside the closure suspended every level");
@@ -326,6 +326,45 @@ class PerObjectSectionTest {
         assertFalse(pool.isAttached());
         try (Attachment again = pool.attach()) {
             assertTrue(pool.isAttached(), "a later attach opens a fresh level");
+        }
+    }
+
+    @Test
+    void aSectionHolderMayNotDetachSoItNeverQueuesBehindAStopTheWorldThatWaitsForIt() throws Exception {
+        RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch mayDetach = new CountDownLatch(1);
+        TestKit.Forked<String> holder = fork("holder", () -> {
+            try (Attachment mine = pool.attach();
+                    Handle<Box> handle = pool.acquire("a");
+                    Guard held = handle.section()) {
+                holding.countDown();
+                assertTrue(mayDetach.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                try {
+                    return mine.detached(() -> "detached");
+                } catch (IllegalStateException refused) {
+                    return refused.getMessage();
+                }
+            }
+        });
+        assertTrue(holding.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        TestKit.Forked<Integer> reader = fork("reader", () -> pool.call("a", a -> ++a.value));
+        awaitParked(reader.thread); // attached, waiting for the section
+        TestKit.Forked<Integer> stopper = fork("stopper", () -> {
+            try (Attachment world = pool.stopTheWorld()) {
+                return 1;
+            }
+        });
+        awaitParked(stopper.thread); // waiting for the reader to leave
+        mayDetach.countDown(); // detached() would give the gate up and take it back behind the stopper
+
+        String outcome = holder.join();
+        assertTrue(outcome.contains("holds the section of the object of key 'a'"), outcome);
+        assertEquals(1, reader.join());
+        assertEquals(1, stopper.join());
+        try (Attachment mine = pool.attach()) {
+            assertEquals("detached", mine.detached(() -> "detached"), "no section held: detached() runs");
+            assertThrows(IllegalStateException.class, () -> pool.call("a", a -> mine.detached(() -> a)));
         }
     }
 

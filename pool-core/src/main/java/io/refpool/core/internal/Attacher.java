@@ -39,7 +39,17 @@ final class Attacher<K, V> {
         void applyIfDirty(AttachState s);
     }
 
+    /** The section a thread holds: {@link SlotTable#sectionHeldBy}. */
+    @FunctionalInterface
+    interface HeldSections<K> {
+        /** {@return the key of an object whose section the thread with this id holds}, or {@code null} */
+        K keyHeldBy(long threadId);
+    }
+
     private final PoolState pool;
+
+    /** Read by a caller's {@code detached()}, which a section holder may not call. */
+    private final HeldSections<K> sections;
 
     /** The release queue, read here only for its dirty flag: one acquire load on every attach. */
     private final ReleaseQueue<?> queue;
@@ -60,9 +70,11 @@ final class Attacher<K, V> {
             CancellationToken closing,
             ReleaseQueue<?> queue,
             PendingReleases releases,
+            HeldSections<K> sections,
             AttachMode mode,
             Duration defaultWait) {
         this.pool = pool;
+        this.sections = sections;
         this.queue = queue;
         this.releases = releases;
         this.mode = mode;
@@ -302,6 +314,23 @@ final class Attacher<K, V> {
         } finally {
             applyIfDirty(s);
         }
+    }
+
+    /**
+     * A caller's {@code Attachment.detached()}: refused while the thread holds an object's section,
+     * since a section holder never waits for the gate, and taking it back may wait behind a
+     * {@code stopTheWorld()} that waits for a thread that waits for the section. The check scans
+     * the pool's objects, once per call.
+     */
+    <T> T detachedByCaller(AttachState s, Supplier<T> work) {
+        K key = sections.keyHeldBy(Thread.currentThread().getId());
+        if (key != null) {
+            throw new IllegalStateException("detached() while this thread holds the section of the object of key "
+                    + Keys.describe(key) + " in pool '" + pool.name() + "': taking the gate back could wait"
+                    + " behind a stopTheWorld() that waits for a thread waiting for that section; release the"
+                    + " section first, or give the gate up before taking it");
+        }
+        return detached(s, work);
     }
 
     /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */

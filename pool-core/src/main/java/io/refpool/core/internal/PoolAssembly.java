@@ -10,9 +10,10 @@ import io.refpool.sync.CancellationToken;
  *
  * <p>Each owner is given, when it is built, the few owners it calls, and {@link PoolState} for the
  * pool itself; no owner holds the pool. They are built in the order they call each other; the
- * three calls back up that order (an attach applies pending releases, the cache's evictions are
- * queued, an object the slot table cannot hand out is released or disposed) and a creation's
- * reclaim of capacity go through narrow interfaces ({@link Attacher.PendingReleases},
+ * calls back up that order (an attach applies pending releases, a caller's {@code detached()} asks
+ * whether the thread holds a section, the cache's evictions are queued, an object the slot table
+ * cannot hand out is released or disposed) and a creation's reclaim of capacity go through narrow
+ * interfaces ({@link Attacher.PendingReleases}, {@link Attacher.HeldSections},
  * {@link IdleTier.Evictions}, {@link SlotTable.Unusable}, {@link Capacity.Reclaimer}), implemented
  * here on the owners
  * built later.
@@ -56,7 +57,13 @@ final class PoolAssembly<K, V> {
         // built in the order they call each other (see the class comment)
         ReleaseQueue<Release> pending = new ReleaseQueue<>();
         this.attacher = new Attacher<>(
-                pool, closingToken, pending, this::applyIfDirty, config.attachMode(), config.defaultWait());
+                pool,
+                closingToken,
+                pending,
+                this::applyIfDirty,
+                this::sectionHeldBy,
+                config.attachMode(),
+                config.defaultWait());
         Revival<K, V> revival = Revival.of(
                 pool, counters, config.validator(), config.maxLifetimeNanos(), config.clock(), this::disposeChecked);
         this.capacity = new Capacity<>(
@@ -113,6 +120,10 @@ final class PoolAssembly<K, V> {
 
     private void applyIfDirty(AttachState s) {
         releases.applyIfDirty(s);
+    }
+
+    private K sectionHeldBy(long threadId) {
+        return slots.sectionHeldBy(threadId);
     }
 
     private boolean evicted(V value, EvictionCause cause) {

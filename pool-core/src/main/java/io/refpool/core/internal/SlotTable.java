@@ -112,6 +112,20 @@ final class SlotTable<K, V> {
         return instances.get(new Identity(value));
     }
 
+    /**
+     * {@return the key of an object whose section the thread with id {@code threadId} holds}, or
+     * {@code null}: a scan of every object not disposed yet
+     */
+    K sectionHeldBy(long threadId) {
+        for (Entry<K, V> entry : instances.values()) {
+            Section section = entry.sectionIfCreated();
+            if (section != null && section.holder() == threadId) {
+                return entry.key;
+            }
+        }
+        return null;
+    }
+
     /** {@return the keys with an object live or idle now}, an unmodifiable snapshot, weakly consistent */
     Set<K> liveKeys() {
         Set<K> keys = new HashSet<>();
