@@ -136,7 +136,7 @@ final class Acquirer<K, V> {
                     + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
         }
         for (; ; ) {
-            Attempt attempt = slots.attempt(key, s, null);
+            Attempt attempt = slots.attempt(key, s, null, true);
             if (attempt instanceof Entry) {
                 return (Entry<K, V>) attempt;
             }
@@ -369,11 +369,15 @@ final class Acquirer<K, V> {
         return result;
     }
 
-    /** One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or null. */
+    /**
+     * One async attempt, attached when the gate is granted; {@code permit} is held for a creation, or
+     * null. A creation keeps the gate: the step runs on whichever thread granted it (often the call
+     * executor's), and taking the gate back there could wait for a function queued on that thread.
+     */
     @SuppressWarnings("unchecked")
     private CompletionStage<Entry<K, V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
         CompletionStage<Attempt> attempt =
-                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit));
+                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit, false));
         return attempt.thenCompose(result -> {
             if (result instanceof Entry) {
                 return CompletableFuture.completedStage((Entry<K, V>) result);

@@ -2,6 +2,7 @@ package io.refpool.core.internal;
 
 import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
+import io.refpool.core.PoolError;
 import java.util.function.Consumer;
 
 /**
@@ -265,15 +266,29 @@ final class EndOfLife<K, V> {
 
     // ---------------------------------------------------------------- capacity reclaim
 
-    /** {@return whether an idle object the cache holds was disposed now, its permit freed} */
+    /**
+     * {@return whether an idle object the cache holds was disposed now, its permit freed}. A cache
+     * that fails while it is looked through (its views read the ticker, which may throw) is reported,
+     * and the slots are scanned instead ({@link #reclaimUncached}).
+     */
     boolean reclaimOneIdle() {
         if (idle == null) {
             return false;
         }
-        return idle.claimOne(candidate -> {
-            Entry<K, V> entry = slots.byIdentity(candidate);
-            return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
-        });
+        try {
+            return idle.claimOne(candidate -> {
+                Entry<K, V> entry = slots.byIdentity(candidate);
+                return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
+            });
+        } catch (Throwable cacheFailed) {
+            pool.report(
+                    PoolError.Kind.IDLE_CACHE_FAILED,
+                    null,
+                    "the idle cache failed while an idle object was looked for to free capacity: "
+                            + Keys.describeFailure(cacheFailed),
+                    cacheFailed);
+            return reclaimUncached();
+        }
     }
 
     /**

@@ -33,7 +33,8 @@ import java.util.function.Consumer;
  * </pre>
  *
  * <p><b>The gate during a factory.</b> In {@code GLOBAL} mode the creator suspends its attachment
- * ({@link Attacher#suspended}) around the factory, unless it stops the world, and takes the gate
+ * ({@link Attacher#suspended}) around the factory, unless it stops the world or runs an async step
+ * (which must not wait for the gate on the thread that granted it), and takes the gate
  * back before it publishes or handles a failure, both of which run attached; a warm-up does so in
  * every mode. Nobody waits for a creation holding the gate ({@link #await}), and in {@code GLOBAL}
  * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
@@ -161,17 +162,20 @@ final class SlotTable<K, V> {
      * One attached attempt: share or revive the key's object, or create it.
      *
      * @param permit a capacity permit already held for a creation, or {@code null}
+     * @param mayYieldGate whether a creation may give the gate up for its factory ({@code GLOBAL}
+     *     mode): not in an async step, which must not wait to take it back on the thread it was
+     *     granted on
      * @return the key's entry with a reference taken for the caller, {@link Attempt.NeedsCapacity}, or the {@link Creation} to wait for (possibly
      *     this thread's own: an async continuation granted on a creating thread waits for it without
      *     blocking; a synchronous acquire refuses to wait for itself)
      */
     @SuppressWarnings("unchecked")
-    Attempt attempt(K key, AttachState s, Guard permit) {
+    Attempt attempt(K key, AttachState s, Guard permit, boolean mayYieldGate) {
         for (; ; ) {
             Slot slot = slots.get(key);
             if (slot == null) {
-                Creation<K, V> creation =
-                        new Creation<>(Thread.currentThread(), false, s != null && attacher.yieldsGate(s));
+                Creation<K, V> creation = new Creation<>(
+                        Thread.currentThread(), false, mayYieldGate && s != null && attacher.yieldsGate(s));
                 if (slots.putIfAbsent(key, creation) == null) {
                     return create(key, creation, s, permit);
                 }
