@@ -107,7 +107,9 @@ public interface Handle<V> extends AutoCloseable {
      * section granted anyway is released. If that {@code cancel} returns {@code false}, the stage
      * had completed first and its guard is the caller's to close. That includes a timed {@code
      * get} that throws {@code InterruptedException} on a stage already completed: it checks the
-     * interrupt before the result.
+     * interrupt before the result. Do not wait to attach while the guard is open: the attach can
+     * queue behind a {@link RefPool#stopTheWorld()} that waits for a reader that waits for this
+     * section. To use the object attached from async code, use {@link RefPool#callAsync}.
      *
      * @param token cancels the wait
      * @return a stage completed with the guard, or failed with a
