@@ -181,7 +181,8 @@ public interface Handle<V> extends AutoCloseable {
      *
      * @return whether this call retired it ({@code false}: it was retired already)
      * @throws RuntimeException what the key's {@code hashCode} or {@code equals} threw while the object
-     *     left the key's slot; then nothing changed, and the object is still the key's
+     *     left the key's slot; the object is retired all the same, and acquires of the key do not get
+     *     it
      * @throws IllegalStateException if this handle is closed
      * @throws PoolClosedException if the pool is closed
      */

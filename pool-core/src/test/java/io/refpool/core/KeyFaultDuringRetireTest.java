@@ -3,11 +3,13 @@ package io.refpool.core;
 import static io.refpool.testkit.TestKit.BOUND;
 import static io.refpool.testkit.TestKit.fork;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
-import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.testkit.TestKit;
 import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.List;
@@ -20,19 +22,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * A key whose {@code hashCode} throws while a retired object leaves its slot: the retirement and
- * the revive check that met it either finish or change nothing, and no reference or capacity
- * permit is lost. The key is armed by hand at the point the slot is touched; the revive check is
+ * A key whose {@code hashCode} throws while a retired object leaves its slot: the retirement
+ * stands (acquires pass the retired object by), and no reference or capacity permit is lost. The key is armed by hand at the point the slot is touched; the revive check is
  * held in the validator by a latch.
  */
 class KeyFaultDuringRetireTest {
     /** A key whose {@code hashCode} throws while armed. */
     static final class ArmedKey {
         final AtomicBoolean armed = new AtomicBoolean();
+        /** Run by the armed call before it throws, or {@code null}. */
+        volatile TestKit.Action onArmed;
 
         @Override
         public int hashCode() {
             if (armed.get()) {
+                TestKit.Action hook = onArmed;
+                if (hook != null) {
+                    onArmed = null;
+                    try {
+                        hook.run();
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                }
                 throw new IllegalStateException("hashCode of the armed key");
             }
             return 7;
@@ -62,7 +74,7 @@ class KeyFaultDuringRetireTest {
     }
 
     @Test
-    void aHandleInvalidateWhoseKeyThrowsChangesNothing() {
+    void aHandleInvalidateWhoseKeyThrowsRetiresTheObjectAllTheSame() {
         ArmedKey key = new ArmedKey();
         RefPool<ArmedKey, Object> pool = builder().build(k -> new Object());
         Handle<Object> handle = pool.attached(() -> pool.acquire(key));
@@ -73,13 +85,45 @@ class KeyFaultDuringRetireTest {
         assertEquals("hashCode of the armed key", thrown.getMessage());
         key.armed.set(false);
 
-        assertSame(first, pool.call(key, v -> v), "the object is still the key's, and usable");
-        assertTrue(handle.invalidate(), "the failed invalidate retired it nonetheless: a retry is refused");
-        assertNotSame(first, pool.call(key, v -> v), "the retry retired it: the key has a new object");
+        assertFalse(handle.invalidate(), "retired already");
+        assertNotSame(first, pool.call(key, v -> v), "the retired object kept its slot, yet acquires pass it by");
+        assertNull(disposed.get(first), "its handle is still open");
         pool.runAttached(handle::close);
         assertEquals(DisposalCause.RETIRED, disposed.get(first));
         pool.close();
         assertEquals(2, disposed.size());
+    }
+
+    @Test
+    void aSecondInvalidateWhileTheFirstsKeyFailsIsToldTheTruth() throws Exception {
+        ArmedKey key = new ArmedKey();
+        RefPool<ArmedKey, Object> pool = builder().build(k -> new Object());
+        Handle<Object> first = pool.attached(() -> pool.acquire(key));
+        Handle<Object> second = pool.attached(() -> pool.acquire(key));
+        Object object = first.call(v -> v);
+        CountDownLatch trapped = new CountDownLatch(1);
+        CountDownLatch mayThrow = new CountDownLatch(1);
+        key.onArmed = () -> { // inside the first invalidate, as the retired object leaves its slot
+            trapped.countDown();
+            assertTrue(mayThrow.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        };
+
+        key.armed.set(true);
+        Forked<Boolean> failing = fork("failing-invalidate", first::invalidate);
+        assertTrue(trapped.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        key.armed.set(false);
+        boolean secondRetired = second.invalidate();
+        mayThrow.countDown();
+        assertEquals("hashCode of the armed key", failing.joinFailure().getMessage());
+
+        assertFalse(secondRetired, "the first invalidate retired it");
+        assertNotSame(object, pool.call(key, v -> v), "told it was retired already, so it is not the key's");
+        pool.runAttached(() -> {
+            first.close();
+            second.close();
+        });
+        assertEquals(DisposalCause.RETIRED, disposed.get(object));
+        pool.close();
     }
 
     @Test
@@ -105,11 +149,12 @@ class KeyFaultDuringRetireTest {
         key.armed.set(false);
 
         assertEquals("stopped", outcome, "the retirement's failure replaced the call's outcome");
-        assertEquals(1, errors.size());
-        assertEquals(PoolError.Kind.INTERRUPTER_FAILED, errors.get(0).kind());
-        assertSame(first, pool.call(key, v -> v), "not retired: still the key's");
+        assertTrue(
+                errors.stream().anyMatch(e -> e.kind() == PoolError.Kind.INTERRUPTER_FAILED),
+                "the retirement's failure is reported: " + errors);
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(first), "retired all the same, at the call's release");
+        assertNotSame(first, pool.call(key, v -> v));
         pool.close();
-        assertEquals(DisposalCause.CLOSED, disposed.get(first));
     }
 
     @Test

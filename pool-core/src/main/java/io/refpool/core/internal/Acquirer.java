@@ -115,7 +115,10 @@ final class Acquirer<K, V> {
         if (!pool.isClosed()) {
             Entry<K, V> entry = slots.entry(key);
             if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, s) >= 0)) {
-                return entry;
+                if (!entry.isRetired()) {
+                    return entry;
+                }
+                slots.dropRetired(entry, s); // kept its slot when retired: the slow path looks again
             }
         }
         return null; // with revive checks, an idle object too: the slow path revives it through its check
@@ -351,7 +354,14 @@ final class Acquirer<K, V> {
             return CompletableFuture.failedFuture(keyFailed);
         }
         if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, null) >= 0)) {
-            return CompletableFuture.completedStage(entry);
+            if (!entry.isRetired()) {
+                return CompletableFuture.completedStage(entry);
+            }
+            try {
+                slots.dropRetired(entry, null); // kept its slot when retired: the attempt looks again
+            } catch (RuntimeException | Error keyFailed) {
+                return CompletableFuture.failedFuture(keyFailed);
+            }
         }
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
         CompletableFuture<Entry<K, V>> result = new CompletableFuture<>();

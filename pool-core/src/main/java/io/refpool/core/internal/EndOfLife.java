@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  *                                        creation needs its permit
  *   idle        DISPOSED (closed)        {@link #disposeAllAtClose}
  *   created     DISPOSED                 {@link #unpublishable}: the key threw while publishing it
- *   checked     live, then zero          {@link #dropRevived}: retired during the check, and the key
- *                                        threw while the object left its slot
+ *   live        zero (retired)           {@link #releaseRetired}: an acquire's reference to a retired
+ *                                        object that kept its slot (the key threw) goes back
  * </pre>
  *
  * <p>Every disposal is one sequence ({@link #dispose}): the claim, a CAS from exactly 0 that fails
@@ -170,11 +170,11 @@ final class EndOfLife<K, V> {
     }
 
     /**
-     * A revive check passed on an object retired meanwhile, whose slot the key kept (its
-     * {@code hashCode} or {@code equals} threw): the acquire fails, and the reference the check took
-     * goes back, disposing the object at count 0.
+     * An acquire's reference to a retired object it may not hand out goes back, disposing the object
+     * at count 0: the object kept its key's slot because the key's {@code hashCode} or {@code equals}
+     * threw when it was retired, or when a revive check that passed on it let go of the slot.
      */
-    void dropRevived(Entry<K, V> entry, AttachState s) {
+    void releaseRetired(Entry<K, V> entry, AttachState s) {
         if (entry.release() == 0) {
             reachedZero(entry, s);
         }

@@ -138,16 +138,6 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         return RETIRED.compareAndSet(this, (DisposalCause) null, cause);
     }
 
-    /**
-     * Takes back this thread's {@link #retire} with {@code cause}, for a retirement that could not
-     * let go of the key's slot (the key's {@code hashCode} or {@code equals} threw): the object stays
-     * the key's. A release that reached count 0 in between disposed it already; then nothing is left
-     * to take back.
-     */
-    void unretire(DisposalCause cause) {
-        RETIRED.compareAndSet(this, cause, (DisposalCause) null);
-    }
-
     boolean isRetired() {
         return RETIRED.getVolatile(this) != null;
     }

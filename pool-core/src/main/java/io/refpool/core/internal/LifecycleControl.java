@@ -137,12 +137,9 @@ public final class LifecycleControl<K, V> {
             return false;
         }
         if (!endOfLife.disposeIdle(entry, s, cause) && entry.count() > 0) {
-            try {
-                slots.vacate(entry);
-            } catch (Throwable keyFailed) { // the key's hashCode or equals: the object stays the key's
-                entry.unretire(cause);
-                throw keyFailed;
-            }
+            // the key's hashCode or equals may throw here: the retirement stands, and an acquire
+            // that finds the retired object still in the slot lets it go (SlotTable#dropRetired)
+            slots.vacate(entry);
         }
         return true;
     }

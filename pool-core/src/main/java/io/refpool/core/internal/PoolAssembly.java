@@ -138,8 +138,8 @@ final class PoolAssembly<K, V> {
             }
 
             @Override
-            public void dropRevived(Entry<K, V> entry, AttachState s) {
-                endOfLife.dropRevived(entry, s);
+            public void releaseRetired(Entry<K, V> entry, AttachState s) {
+                endOfLife.releaseRetired(entry, s);
             }
         };
     }

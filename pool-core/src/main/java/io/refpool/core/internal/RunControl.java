@@ -186,8 +186,7 @@ final class RunControl<K, V> {
 
     /**
      * Retires an object its interrupter asked to retire. A failure (the key's {@code hashCode} threw
-     * while the object left its slot, which leaves it the key's) is reported: the call's own outcome
-     * stands.
+     * while the retired object left its slot) is reported: the call's own outcome stands.
      */
     private void retire(Entry<K, V> entry) {
         try {
@@ -196,8 +195,8 @@ final class RunControl<K, V> {
             pool.report(
                     PoolError.Kind.INTERRUPTER_FAILED,
                     entry.key,
-                    "the interrupter asked to retire the object of key " + Keys.describe(entry.key)
-                            + ", which could not be retired: " + Keys.describeFailure(keyFailed),
+                    "the interrupter retired the object of key " + Keys.describe(entry.key)
+                            + ", whose key then failed: " + Keys.describeFailure(keyFailed),
                     keyFailed);
         }
     }

@@ -58,8 +58,8 @@ final class SlotTable<K, V> {
         /** Its creator could not publish the new object: {@link EndOfLife#unpublishable}. */
         void unpublishable(Entry<K, V> entry, AttachState s);
 
-        /** A revived, retired object kept its slot (the key threw): {@link EndOfLife#dropRevived}. */
-        void dropRevived(Entry<K, V> entry, AttachState s);
+        /** A reference to a retired object that kept its slot (the key threw) goes back: {@link EndOfLife#releaseRetired}. */
+        void releaseRetired(Entry<K, V> entry, AttachState s);
     }
 
     /** Where the factory's durations go, or {@code null}: timings off. */
@@ -182,6 +182,10 @@ final class SlotTable<K, V> {
             } else if (slot instanceof Entry) {
                 Entry<K, V> entry = (Entry<K, V>) slot;
                 if (revival == null ? entry.retainLive(counters, s) >= 0 : entry.retainIfLive() > 0) {
+                    if (entry.isRetired()) {
+                        dropRetired(entry, s);
+                        continue;
+                    }
                     if (permit != null) {
                         permit.close(); // someone else created it meanwhile
                     }
@@ -197,7 +201,7 @@ final class SlotTable<K, V> {
                             try {
                                 vacate(entry);
                             } catch (Throwable keyFailed) { // the key threw: the acquire fails, and
-                                unusable.dropRevived(entry, s); // the revive's reference goes back
+                                unusable.releaseRetired(entry, s); // the revive's reference goes back
                                 Capacity.giveBack(permit);
                                 throw keyFailed;
                             }
@@ -441,6 +445,18 @@ final class SlotTable<K, V> {
      */
     boolean vacate(Entry<K, V> entry) {
         return slots.remove(entry.key, entry);
+    }
+
+    /**
+     * Gives back a reference just taken to a retired entry that is still in its key's slot (the key
+     * threw when the entry was retired), and takes the entry out of the slot, so the caller looks
+     * again. At count 0 the object is disposed.
+     *
+     * @throws RuntimeException what the key's {@code hashCode} or {@code equals} throws again
+     */
+    void dropRetired(Entry<K, V> entry, AttachState s) {
+        unusable.releaseRetired(entry, s);
+        slots.remove(entry.key, entry);
     }
 
     /**
