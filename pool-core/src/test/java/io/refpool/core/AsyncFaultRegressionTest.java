@@ -98,6 +98,39 @@ class AsyncFaultRegressionTest {
     }
 
     @Test
+    void aCreationNestedInACallAsyncFunctionInGlobalModeKeepsTheGateToo() throws Exception {
+        ExecutorService single = Executors.newSingleThreadExecutor();
+        CountDownLatch creatingB = new CountDownLatch(1);
+        CountDownLatch finishB = new CountDownLatch(1);
+        RefPool<String, Object> pool = RefPool.builder((String k) -> {
+                    if (k.equals("b")) {
+                        creatingB.countDown();
+                        assertTrue(finishB.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                    }
+                    return new Object();
+                })
+                .attachMode(AttachMode.GLOBAL)
+                .callExecutor(single)
+                .errorListener(e -> {})
+                .build();
+        Handle<Object> c = pool.attached(() -> pool.acquire("c")); // live: a call on it needs only the gate
+        CompletableFuture<Object> first = pool.callAsync("a", CancellationToken.none(), a -> pool.call("b", b -> b))
+                .toCompletableFuture();
+        assertTrue(creatingB.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)); // b's factory, on the one thread
+        // had the factory given the gate up, this call took it at once and its function is now queued
+        // behind the factory on the one thread, which would then wait for the gate to take it back
+        CompletableFuture<String> second =
+                pool.callAsync("c", CancellationToken.none(), v -> "c").toCompletableFuture();
+        finishB.countDown();
+
+        first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        assertEquals("c", second.get(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        pool.runAttached(c::close);
+        pool.close();
+        single.shutdown();
+    }
+
+    @Test
     void aTickerThatThrowsWhileCapacityIsReclaimedIsReportedAndTheIdleObjectStillMakesRoom() throws Exception {
         AtomicBoolean tickerFails = new AtomicBoolean();
         List<PoolError> errors = new CopyOnWriteArrayList<>();

@@ -139,7 +139,7 @@ final class Acquirer<K, V> {
                     + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
         }
         for (; ; ) {
-            Attempt attempt = slots.attempt(key, s, null, true);
+            Attempt attempt = slots.attempt(key, s, null);
             if (attempt instanceof Entry) {
                 return (Entry<K, V>) attempt;
             }
@@ -387,7 +387,7 @@ final class Acquirer<K, V> {
     @SuppressWarnings("unchecked")
     private CompletionStage<Entry<K, V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
         CompletionStage<Attempt> attempt =
-                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit, false));
+                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit));
         return attempt.thenCompose(result -> {
             if (result instanceof Entry) {
                 return CompletableFuture.completedStage((Entry<K, V>) result);

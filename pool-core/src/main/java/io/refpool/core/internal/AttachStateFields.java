@@ -30,6 +30,13 @@ abstract class AttachStateFields extends LinePad {
      */
     int poolSuspensions;
 
+    /**
+     * Whether the thread runs an async step ({@link Attacher#runAttached}): work granted the gate on
+     * whichever thread released it, or a {@code callAsync} function on the call executor. Its
+     * creations keep the gate, since taking it back could wait for work queued on that same thread.
+     */
+    boolean asyncStep;
+
     /** Per slot, the one of its two scope objects that the slot opens next ({@link AttachState#open}). */
     AttachScope[] scopes = new AttachScope[4];
 

@@ -371,9 +371,14 @@ final class Attacher<K, V> {
         return gates.holdGate(token, exclusive);
     }
 
-    /** Runs {@code fn} attached with the gate already held through {@code guard} ({@code null}: entered raw). */
+    /**
+     * Runs {@code fn} attached with the gate already held through {@code guard} ({@code null}: entered
+     * raw): an async step ({@link AttachStateFields#asyncStep}), whose creations keep the gate.
+     */
     <T> T runAttached(Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
         AttachState s = states.get();
+        boolean wasAsyncStep = s.asyncStep;
+        s.asyncStep = true;
         if (s.depth > 0) {
             // granted on a thread that is attached already: run nested, then drop the extra hold
             AttachScope scope = s.enterNested();
@@ -386,6 +391,7 @@ final class Attacher<K, V> {
                     s.leaveNested(scope);
                 }
                 gates.leave(guard, exclusive);
+                s.asyncStep = wasAsyncStep;
             }
         }
         AttachScope scope = s.enterOutermost(this, exclusive, guard);
@@ -393,6 +399,7 @@ final class Attacher<K, V> {
             applyIfDirty(s);
             return fn.apply(scope);
         } finally {
+            s.asyncStep = wasAsyncStep;
             if (scope.open) {
                 s.unwindTo1(); // scopes that fn left open inside end with it
                 scope.close();

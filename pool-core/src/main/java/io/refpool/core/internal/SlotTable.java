@@ -162,20 +162,17 @@ final class SlotTable<K, V> {
      * One attached attempt: share or revive the key's object, or create it.
      *
      * @param permit a capacity permit already held for a creation, or {@code null}
-     * @param mayYieldGate whether a creation may give the gate up for its factory ({@code GLOBAL}
-     *     mode): not in an async step, which must not wait to take it back on the thread it was
-     *     granted on
      * @return the key's entry with a reference taken for the caller, {@link Attempt.NeedsCapacity}, or the {@link Creation} to wait for (possibly
      *     this thread's own: an async continuation granted on a creating thread waits for it without
      *     blocking; a synchronous acquire refuses to wait for itself)
      */
     @SuppressWarnings("unchecked")
-    Attempt attempt(K key, AttachState s, Guard permit, boolean mayYieldGate) {
+    Attempt attempt(K key, AttachState s, Guard permit) {
         for (; ; ) {
             Slot slot = slots.get(key);
             if (slot == null) {
                 Creation<K, V> creation = new Creation<>(
-                        Thread.currentThread(), false, mayYieldGate && s != null && attacher.yieldsGate(s));
+                        Thread.currentThread(), false, s != null && !s.asyncStep && attacher.yieldsGate(s));
                 if (slots.putIfAbsent(key, creation) == null) {
                     return create(key, creation, s, permit);
                 }
