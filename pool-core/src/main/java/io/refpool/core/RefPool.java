@@ -571,6 +571,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws RuntimeException what the factory threw
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws IllegalStateException if the thread is attached and holds an object's section: the wait
+     *     gives the gate up, and a section holder never waits to take it back
      */
     public Handle<V> acquire(K key, Duration timeout) {
         return core.acquire(key, timeout);

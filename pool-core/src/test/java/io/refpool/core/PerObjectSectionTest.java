@@ -369,6 +369,54 @@ class PerObjectSectionTest {
     }
 
     @Test
+    void aSectionHolderWaitingForAnotherThreadsCreationKeepsTheGateSoAStopTheWorldCannotCutIn() throws Exception {
+        CountDownLatch creatingB = new CountDownLatch(1);
+        CountDownLatch finishB = new CountDownLatch(1);
+        RefPool<String, Box> pool = RefPool.builder((String key) -> {
+                    if (key.equals("b")) {
+                        creatingB.countDown();
+                        assertTrue(finishB.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+                    }
+                    Box box = new Box(key);
+                    created.add(box);
+                    return box;
+                })
+                .disposer(box -> box.disposals.incrementAndGet())
+                .attachMode(AttachMode.PER_OBJECT)
+                .build();
+        pools.add(pool);
+        TestKit.Forked<Box> creator = fork("creator", () -> pool.call("b", b -> b));
+        assertTrue(creatingB.await(BOUND.toMillis(), TimeUnit.MILLISECONDS));
+        TestKit.Forked<Box> holder = fork("holder", () -> pool.call("a", a -> pool.call("b", b -> b)));
+        awaitParked(holder.thread); // in a's section, waiting for b's creation
+        TestKit.Forked<Box> reader = fork("reader", () -> pool.call("a", a -> a));
+        awaitParked(reader.thread); // attached, waiting for a's section
+        TestKit.Forked<Integer> stopper = fork("stopper", () -> {
+            try (Attachment world = pool.stopTheWorld()) {
+                return 1;
+            }
+        });
+        awaitParked(stopper.thread); // waiting for the creator, the holder and the reader to leave
+        finishB.countDown(); // had the holder given the gate up, it would queue behind the stopper
+
+        assertEquals("b", creator.join().key);
+        assertEquals("b", holder.join().key);
+        reader.join();
+        assertEquals(1, stopper.join());
+    }
+
+    @Test
+    void aTimedAcquireIsRefusedToASectionHolderItWouldGiveTheGateUp() {
+        RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
+        IllegalStateException refused = assertThrows(
+                IllegalStateException.class,
+                () -> pool.call("a", a -> pool.acquire("b", java.time.Duration.ofSeconds(1))));
+        assertTrue(
+                refused.getMessage().startsWith("acquire('b', PT1S) while this thread holds the section"),
+                refused.getMessage());
+    }
+
+    @Test
     void twoKeyCallsNamingTheKeysInOppositeOrdersNeverDeadlock() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, true);
         int calls = 10_000;

@@ -238,15 +238,19 @@ final class Acquirer<K, V> {
      * attached caller's attachment is suspended meanwhile, as {@code detached()} does, since the
      * releases the wait may need run attached; it is attached again, at the same depth, after.
      */
+    @SuppressWarnings("try") // the level is held, not used
     Handle<V> acquireWithin(K key, Duration timeout) {
         Objects.requireNonNull(key, "key");
         Waits.checked(timeout); // at the call, before any attach
         if (attacher.state().depth == 0) {
             return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
         }
-        // nested: its detached() suspends every level of the thread
+        // nested: suspending it suspends every level of the thread; refused to a section holder
         try (Attachment level = attacher.attach(CancellationToken.none(), false, false)) {
-            return level.detached(() -> Waits.await(acquireAsyncWithin(key, timeout), objectFor(key)));
+            return attacher.detachedByCaller(
+                    attacher.state(),
+                    () -> Waits.await(acquireAsyncWithin(key, timeout), objectFor(key)),
+                    "acquire(" + Keys.describe(key) + ", " + timeout + ")");
         }
     }
 

@@ -322,15 +322,25 @@ final class Attacher<K, V> {
      * {@code stopTheWorld()} that waits for a thread that waits for the section. The check scans
      * the pool's objects, once per call.
      */
-    <T> T detachedByCaller(AttachState s, Supplier<T> work) {
-        K key = sections.keyHeldBy(Thread.currentThread().getId());
+    <T> T detachedByCaller(AttachState s, Supplier<T> work, String operation) {
+        K key = sectionHeldBy();
         if (key != null) {
-            throw new IllegalStateException("detached() while this thread holds the section of the object of key "
-                    + Keys.describe(key) + " in pool '" + pool.name() + "': taking the gate back could wait"
-                    + " behind a stopTheWorld() that waits for a thread waiting for that section; release the"
-                    + " section first, or give the gate up before taking it");
+            throw new IllegalStateException(operation + " while this thread holds the section of the object of key "
+                    + Keys.describe(key) + " in pool '" + pool.name() + "': it gives the gate up, and taking it"
+                    + " back could wait behind a stopTheWorld() that waits for a thread waiting for that"
+                    + " section; release the section first, or give the gate up before taking it");
         }
         return detached(s, work);
+    }
+
+    /** {@return the key of an object whose section the calling thread holds}, or {@code null}: a scan */
+    K sectionHeldBy() {
+        return sections.keyHeldBy(Thread.currentThread().getId());
+    }
+
+    /** {@return whether this is a {@code GLOBAL} pool} */
+    boolean isGlobal() {
+        return mode == AttachMode.GLOBAL;
     }
 
     /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */

@@ -261,7 +261,9 @@ final class SlotTable<K, V> {
     /**
      * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
      * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
-     * creation while holding it. An interrupt ends the wait (the creation goes on) once the thread
+     * creation while holding it, except a section holder in the shared modes, which never waits for
+     * the gate either and so waits attached (a factory that calls {@code detached()} then races a
+     * {@code stopTheWorld()}, as the guide says). An interrupt ends the wait (the creation goes on) once the thread
      * is attached again, as every blocking wait of the pool: a {@code WaitInterruptedException}
      * with the interrupt status set.
      */
@@ -278,7 +280,14 @@ final class SlotTable<K, V> {
                                     + " factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
-            attacher.detached(s, () -> awaitDone(key, creation));
+            if (!attacher.isGlobal() && attacher.sectionHeldBy() != null) {
+                // a section holder never waits for the gate, which detached() would take back
+                // behind a stopTheWorld() that may wait for a reader of that section; in the shared
+                // modes the creator needs no gate back to publish, so this waits attached
+                awaitDone(key, creation);
+            } else {
+                attacher.detached(s, () -> awaitDone(key, creation));
+            }
         }
         if (creation.isCompletedExceptionally()) {
             try {
