@@ -28,7 +28,10 @@ import java.util.function.Consumer;
  *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
  *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
  *                               that threw is dropped by the key's next acquire), or
- *                               invalidate, which retires it (disposed at count 0)
+ *                               invalidate, which retires it (disposed at count 0); a retired
+ *                               entry left behind by a key that threw is dropped by the key's
+ *                               next acquire, which gives back the reference it took
+ *                               ({@link #dropRetired})
  *   Creation      (none)        an acquire that finds it settled (its creator's removal failed)
  * </pre>
  *
@@ -36,7 +39,8 @@ import java.util.function.Consumer;
  * ({@link Attacher#suspended}) around the factory, unless it stops the world or runs an async step
  * (which must not wait for the gate on the thread that granted it), and takes the gate
  * back before it publishes or handles a failure, both of which run attached; a warm-up does so in
- * every mode. Nobody waits for a creation holding the gate ({@link #await}), and in {@code GLOBAL}
+ * every mode. Nobody waits for a creation holding the gate ({@link #await}) but a section holder
+ * in the shared modes, whose creator needs no gate back; and in {@code GLOBAL}
  * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
  * may hold one. {@code close()} no longer waits for such a creation by taking the gate, so it waits
  * for it explicitly ({@link #awaitCreations}) before it disposes everything.
