@@ -250,7 +250,7 @@ final class Acquirer<K, V> {
             return attacher.detachedByCaller(
                     attacher.state(),
                     () -> Waits.await(acquireAsyncWithin(key, timeout), objectFor(key)),
-                    "acquire(" + Keys.describe(key) + ", " + timeout + ")");
+                    () -> "acquire(" + Keys.describe(key) + ", " + timeout + ")");
         }
     }
 

@@ -78,7 +78,7 @@ final class AttachScope extends AttachScopeFields implements Attachment {
             throw new IllegalStateException("detached() of an attachment suspended by a detached() section that is"
                     + " still running: the thread is detached already");
         }
-        return state.attacher.detachedByCaller(state, work, "detached()");
+        return state.attacher.detachedByCaller(state, work, () -> "detached()");
     }
 
     @Override

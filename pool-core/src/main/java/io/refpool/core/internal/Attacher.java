@@ -322,13 +322,14 @@ final class Attacher<K, V> {
      * {@code stopTheWorld()} that waits for a thread that waits for the section. The check scans
      * the pool's objects, once per call.
      */
-    <T> T detachedByCaller(AttachState s, Supplier<T> work, String operation) {
+    <T> T detachedByCaller(AttachState s, Supplier<T> work, Supplier<String> operation) {
         K key = sectionHeldBy();
-        if (key != null) {
-            throw new IllegalStateException(operation + " while this thread holds the section of the object of key "
-                    + Keys.describe(key) + " in pool '" + pool.name() + "': it gives the gate up, and taking it"
-                    + " back could wait behind a stopTheWorld() that waits for a thread waiting for that"
-                    + " section; release the section first, or give the gate up before taking it");
+        if (key != null) { // the operation is named only here: its name may call the key's toString
+            throw new IllegalStateException(
+                    operation.get() + " while this thread holds the section of the object of key "
+                            + Keys.describe(key) + " in pool '" + pool.name() + "': it gives the gate up, and taking it"
+                            + " back could wait behind a stopTheWorld() that waits for a thread waiting for that"
+                            + " section; release the section first, or give the gate up before taking it");
         }
         return detached(s, work);
     }
