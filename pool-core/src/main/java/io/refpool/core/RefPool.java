@@ -692,7 +692,11 @@ public final class RefPool<K, V> implements AutoCloseable {
      * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
      * pool's {@linkplain Builder#executor executor}, one key at a time, each in a short attach of
      * its own, which it gives up while the factory runs: a warm-up holds no gate during a factory,
-     * in any mode, so neither requests nor {@link #stopTheWorld()} wait for it. A
+     * in any mode, so neither requests nor {@link #stopTheWorld()} wait for it. Its executor's
+     * thread waits for the gate before each key and again after the factory, so do not warm up on
+     * a thread that {@link Builder#callExecutor callExecutor} needs (one single-thread executor for
+     * both): a {@code callAsync} holding the gate would wait for that thread while the warm-up waits
+     * on it for the gate (in {@code GLOBAL} mode, or behind a waiting {@code stopTheWorld()}). A
      * key that has an object, live or idle or being created, is skipped. Only free capacity is
      * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
      * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the
