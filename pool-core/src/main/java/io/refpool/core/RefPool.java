@@ -690,13 +690,12 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
-     * pool's {@linkplain Builder#executor executor}, one key at a time, each in a short attach of
-     * its own, which it gives up while the factory runs: a warm-up holds no gate during a factory,
-     * in any mode, so neither requests nor {@link #stopTheWorld()} wait for it. Its executor's
-     * thread waits for the gate before each key and again after the factory, so do not warm up on
-     * a thread that {@link Builder#callExecutor callExecutor} needs (one single-thread executor for
-     * both): a {@code callAsync} holding the gate would wait for that thread while the warm-up waits
-     * on it for the gate (in {@code GLOBAL} mode, or behind a waiting {@code stopTheWorld()}). A
+     * pool's {@linkplain Builder#executor executor}, one key at a time. A warm-up holds no gate
+     * while a factory runs, in any mode, so neither requests nor {@link #stopTheWorld()} wait for
+     * it, and it never parks its executor's thread waiting for the gate: each new object is handed
+     * to the pool when the gate is free, by whichever thread frees it, and the warm-up goes on with
+     * the next key on the executor. One single-thread executor may serve both {@link
+     * Builder#executor executor} and {@link Builder#callExecutor callExecutor}. A
      * key that has an object, live or idle or being created, is skipped. Only free capacity is
      * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
      * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the
@@ -711,7 +710,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param token ends the warm-up before its next key
      * @return a stage of how many objects it made; failed with the factory's exception (the keys
      *     before it stay warm), or with {@link PoolClosedException} if the pool closed first (an
-     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED})
+     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED}), or with what the
+     *     executor throws when the warm-up is handed back to it (the keys before stay warm)
      * @throws NullPointerException if an argument or a key is null
      * @throws IllegalStateException if the pool has no idle cache: each object would be disposed
      *     as soon as it was made

@@ -1,10 +1,7 @@
 package io.refpool.core;
 
+import io.refpool.core.BoundedEngines.Engine;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -34,29 +31,16 @@ import org.junit.jupiter.api.Test;
 public class IdleTierLincheckTest {
     private static final String[] KEYS = {"a", "b"};
 
-    /** An engine object: how many handles use it right now, and how often it was disposed. */
-    static final class Engine {
-        final String key;
-        final AtomicInteger users = new AtomicInteger();
-        final AtomicInteger disposals = new AtomicInteger();
-
-        Engine(String key) {
-            this.key = key;
-        }
-    }
-
-    private final List<Engine> created = new CopyOnWriteArrayList<>();
-    private final Map<String, String> violations = new ConcurrentHashMap<>();
-    private final AtomicInteger alive = new AtomicInteger();
+    private final BoundedEngines engines = new BoundedEngines();
     /** Acquires refused because the other key's object was in use: expected, not compared. */
     private final AtomicInteger refusals = new AtomicInteger();
 
-    private final RefPool<String, Engine> pool = RefPool.builder(this::create)
+    private final RefPool<String, Engine> pool = RefPool.builder(engines::create)
             .attachMode(AttachMode.SHARED)
             .leakDetection(LeakDetection.OFF) // its Cleaner runs outside the model checker's threads
             .maxObjects(1)
             .idle(cache -> cache.maximumSize(1).executor(Runnable::run))
-            .disposer(this::dispose)
+            .disposer(engines::dispose)
             .drainDelay(Duration.ofHours(1))
             .executor(task -> {}) // no drainer: only attaches apply deferred closes
             .build();
@@ -64,38 +48,12 @@ public class IdleTierLincheckTest {
     /** Lincheck creates one instance per scenario. */
     public IdleTierLincheckTest() {}
 
-    private Engine create(String key) {
-        if (alive.incrementAndGet() > 1) {
-            violations.putIfAbsent("bound", "a second object was created while one existed (maxObjects 1)");
-        }
-        Engine engine = new Engine(key);
-        created.add(engine);
-        return engine;
-    }
-
-    private void dispose(Engine engine) {
-        if (engine.users.get() != 0) {
-            violations.putIfAbsent("in use", "the object of '" + engine.key + "' was disposed with a handle open");
-        }
-        engine.disposals.incrementAndGet();
-        alive.decrementAndGet();
-    }
-
-    /** Uses {@code engine} through an open handle, checking it was not disposed under it. */
-    private void use(Engine engine) {
-        engine.users.incrementAndGet();
-        if (engine.disposals.get() != 0) {
-            violations.putIfAbsent("after", "the object of '" + engine.key + "' was handed out after its disposal");
-        }
-        engine.users.decrementAndGet();
-    }
-
     /** An attached request: revives the key's idle object or creates one, then idles it. */
     @Operation
     public void request(@Param(name = "key") int key) {
         try (Attachment attached = pool.attach();
                 Handle<Engine> handle = pool.acquire(KEYS[key])) {
-            use(handle.get());
+            engines.use(handle.get());
         } catch (CapacityExhaustedException full) { // the other key's object is in use
             refusals.incrementAndGet();
         }
@@ -111,7 +69,7 @@ public class IdleTierLincheckTest {
             refusals.incrementAndGet();
             return;
         }
-        use(handle.get());
+        engines.use(handle.get());
         handle.close();
     }
 
@@ -124,15 +82,7 @@ public class IdleTierLincheckTest {
     @Validate
     public void everyObjectDisposedOnceAndNeverInUse() {
         pool.close(); // applies pending closes and disposes what idles
-        if (!violations.isEmpty()) {
-            throw new IllegalStateException(String.join("; ", violations.values()));
-        }
-        for (Engine engine : created) {
-            if (engine.disposals.get() != 1) {
-                throw new IllegalStateException("the object of '" + engine.key + "' was disposed "
-                        + engine.disposals.get() + " times, not once");
-            }
-        }
+        engines.checkEachDisposedOnce();
     }
 
     @Test

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -140,6 +141,152 @@ class WarmUpTest {
         assertEquals(Map.of("w", DisposalCause.CLOSED), disposed);
         assertEquals(1, created.get(), "x was never created");
         assertEquals(0, pool.stats().live() + pool.stats().idle());
+    }
+
+    /**
+     * One single-thread executor for both the warm-up and {@code callAsync}, in {@code GLOBAL}
+     * mode: a call granted the gate while the warm-up's task is queued on the one thread. The
+     * call's function is queued behind that task, so a warm-up that waited for the gate on the
+     * thread would wait for the call, which waits for the thread.
+     */
+    @Test
+    void aWarmUpOnTheCallExecutorsOneThreadDoesNotWaitThereForACallHoldingTheGate() throws Exception {
+        Executor one = counting(executor, new CountDownLatch(0));
+        RefPool<String, Object> pool =
+                pool(builder().attachMode(AttachMode.GLOBAL).executor(one).callExecutor(one));
+        Handle<Object> k = pool.attached(() -> pool.acquire("k"));
+        CompletableFuture<Integer> warming;
+        CompletableFuture<Object> calling;
+        try (Attachment held = pool.attach()) { // the gate is taken: both wait for it in line
+            calling = pool.callAsync("k", CancellationToken.none(), value -> value)
+                    .toCompletableFuture();
+            warming = pool.warmUp(List.of("w"), CancellationToken.none()).toCompletableFuture();
+        } // the call is granted the gate first, and hands its function to the one thread
+        assertEquals("k#1", calling.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(1, warming.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(1, pool.stats().idle());
+        pool.runAttached(k::close);
+        pool.close();
+        assertEquals(2, disposed.size());
+    }
+
+    /**
+     * The other order: the warm-up's factory runs, a call takes the gate meanwhile and queues its
+     * function on the one thread, then the factory returns. The warm-up publishes its object once
+     * the call gives the gate back, without waiting for it on the thread the call needs; the call,
+     * on the thread that made the object, may acquire it meanwhile.
+     */
+    @Test
+    void aWarmUpWhoseFactoryReturnsWhileACallHoldsTheGateDoesNotWaitForItOnTheCallsThread() throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CountDownLatch handedOver = new CountDownLatch(2); // the warm-up's task, then the call's function
+        Executor one = counting(executor, handedOver);
+        RefPool<String, Object> pool = builder()
+                .attachMode(AttachMode.GLOBAL)
+                .executor(one)
+                .callExecutor(one)
+                .build(key -> {
+                    created.incrementAndGet();
+                    if (key.equals("w")) {
+                        inFactory.countDown();
+                        finish.await();
+                    }
+                    return key;
+                });
+        Handle<Object> k = pool.attached(() -> pool.acquire("k"));
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        // the call, on the thread that made w, acquires w while w waits for the call's gate
+        CompletableFuture<Object> calling = pool.callAsync(
+                        "k", CancellationToken.none(), value -> pool.call("w", w -> w))
+                .toCompletableFuture();
+        assertTrue(handedOver.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the call holds the gate");
+        finish.countDown();
+        assertEquals("w", calling.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(2, warming.get(BOUND.toSeconds(), TimeUnit.SECONDS), "x is made after w is published");
+        assertEquals(2, pool.stats().idle());
+        pool.runAttached(k::close);
+        pool.close();
+        assertEquals(Map.of("w", DisposalCause.CLOSED, "x", DisposalCause.CLOSED, "k", DisposalCause.CLOSED), disposed);
+    }
+
+    /**
+     * A warm-up whose object waits for the gate to be published goes on from its next key on the
+     * executor; an executor that refuses that task fails the stage, and the object published
+     * stays idle, holding its permit: nothing is lost.
+     */
+    @Test
+    void anExecutorRefusingTheRestOfAWarmUpFailsTheStageAndKeepsWhatItPublished() throws Exception {
+        CountDownLatch firstTaskReturned = new CountDownLatch(1);
+        AtomicInteger handed = new AtomicInteger();
+        Executor once = task -> {
+            if (handed.incrementAndGet() > 1) {
+                throw new java.util.concurrent.RejectedExecutionException("shut down");
+            }
+            executor.execute(() -> {
+                task.run();
+                firstTaskReturned.countDown();
+            });
+        };
+        RefPool<String, Object> pool =
+                pool(builder().attachMode(AttachMode.GLOBAL).executor(once).maxObjects(2));
+        CompletableFuture<Integer> warming;
+        try (Attachment held = pool.attach()) {
+            warming = pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
+            // w is made with no gate held; publishing it waits for this thread's gate, off the executor
+            assertTrue(firstTaskReturned.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            assertFalse(warming.isDone());
+            assertEquals(1L, pool.stats().live(), "made and holding its permit, not yet published");
+            assertEquals(0L, pool.stats().idle());
+        } // w is published here, on this thread, and the rest is handed to the executor, which refuses
+        assertInstanceOf(java.util.concurrent.RejectedExecutionException.class, joinedFailure(warming));
+        assertEquals(1, created.get(), "x was never created");
+        assertEquals(1, pool.stats().idle());
+        pool.runAttached(() -> {
+            try (Handle<Object> y = pool.acquire("y");
+                    Handle<Object> z = pool.acquire("z", BOUND)) {
+                assertEquals(2L, pool.stats().live(), "w's permit went to z once w was reclaimed: none lost");
+            }
+        });
+        pool.close();
+        assertEquals(3, disposed.size(), "w, y and z, once each");
+    }
+
+    /**
+     * A close from an attached thread while a warm-up's object waits for that thread's gate to be
+     * published: close gives the gate up while it waits for the creation, the object is published
+     * and disposed as CLOSED once, and the stage fails.
+     */
+    @Test
+    void aCloseWhileAWarmUpsObjectWaitsToBePublishedDisposesItOnce() throws Exception {
+        CountDownLatch firstTaskReturned = new CountDownLatch(1);
+        Executor returning = task -> executor.execute(() -> {
+            task.run();
+            firstTaskReturned.countDown();
+        });
+        RefPool<String, Object> pool =
+                pool(builder().attachMode(AttachMode.GLOBAL).executor(returning));
+        CompletableFuture<Integer> warming;
+        try (Attachment held = pool.attach()) {
+            warming = pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
+            assertTrue(firstTaskReturned.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            pool.close(); // returns once w, published while it waited, is disposed
+            assertEquals(Map.of("w#1", DisposalCause.CLOSED), disposed);
+        }
+        assertInstanceOf(PoolClosedException.class, joinedFailure(warming));
+        assertEquals(Map.of("w#1", DisposalCause.CLOSED), disposed);
+        assertEquals(1, created.get());
+        assertEquals(0, pool.stats().live() + pool.stats().idle());
+    }
+
+    /** {@code executor}, counting each task handed to it down on {@code handedOver}. */
+    private static Executor counting(Executor executor, CountDownLatch handedOver) {
+        return task -> {
+            executor.execute(task);
+            handedOver.countDown();
+        };
     }
 
     @Test

@@ -23,7 +23,8 @@ import java.util.function.Consumer;
  * <pre>
  *   slot          to            by
  *   (none)        Creation      the creator's putIfAbsent; it then runs the factory, unlocked (in
- *                               GLOBAL mode and for a warm-up with its attachment suspended)
+ *                               GLOBAL mode with its attachment suspended; a warm-up claims the
+ *                               slot and runs the factory detached: {@link #claim})
  *   Creation      Entry         the creator, once the factory returned and the object is pooled
  *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
  *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
@@ -38,9 +39,11 @@ import java.util.function.Consumer;
  * <p><b>The gate during a factory.</b> In {@code GLOBAL} mode the creator suspends its attachment
  * ({@link Attacher#suspended}) around the factory, unless it stops the world or runs an async step
  * (which must not wait for the gate on the thread that granted it), and takes the gate
- * back before it publishes or handles a failure, both of which run attached; a warm-up does so in
- * every mode. Nobody waits for a creation holding the gate ({@link #await}) but a section holder
- * in the shared modes, whose creator needs no gate back; and in {@code GLOBAL}
+ * back before it publishes or handles a failure, both of which run attached. A warm-up holds no gate
+ * from its claim to the factory's return, in every mode, and publishes when the gate is granted,
+ * parking no thread for it. Nobody waits for a creation holding the gate ({@link #await}) but a
+ * section holder in the shared modes, whose creator needs no gate back (a warm-up's publish needs
+ * it shared, which a waiting {@code stopTheWorld()} holds back); and in {@code GLOBAL}
  * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
  * may hold one. {@code close()} no longer waits for such a creation by taking the gate, so it waits
  * for it explicitly ({@link #awaitCreations}) before it disposes everything.
@@ -235,12 +238,16 @@ final class SlotTable<K, V> {
     }
 
     /**
-     * A warm-up's creation of {@code key}: only if its slot is empty, and only with a free permit.
+     * A warm-up's claim on {@code key}, made where the thread holds no gate it must keep: a
+     * gate-free creation put in the key's slot if it is empty, holding a free permit. The object is
+     * then made by {@link #make} and published, attached, by {@link #publish}.
      *
-     * @return the new entry with a reference taken for the caller, {@code null} if the key has an
-     *     object or a creation, or {@link Attempt.NeedsCapacity} if no permit is free
+     * @param s the thread's state: a warm-up run inline on an attached thread suspends that
+     *     attachment around the factory only where {@link Attacher#yieldsGate} says so
+     * @return the claim, {@code null} if the key has an object or a creation, or {@link
+     *     Attempt.NeedsCapacity#INSTANCE} if no permit is free
      */
-    Attempt warm(K key, AttachState s) {
+    Object claim(K key, AttachState s) {
         Guard permit = null;
         if (capacity.isBounded()) {
             permit = capacity.tryTakeFree();
@@ -248,9 +255,7 @@ final class SlotTable<K, V> {
                 return Attempt.NeedsCapacity.INSTANCE;
             }
         }
-        // the warm-up's own attach, the thread's only one: nothing of a caller's is suspended with it
-        boolean gateFree = s.depth == 1 && s.base == 0 && !s.exclusive || attacher.yieldsGate(s);
-        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false, gateFree);
+        Creation<K, V> creation = new Creation<>(Thread.currentThread(), false, s.depth == 0 || attacher.yieldsGate(s));
         boolean mine = false;
         try {
             mine = slots.putIfAbsent(key, creation) == null;
@@ -259,7 +264,39 @@ final class SlotTable<K, V> {
                 Capacity.giveBack(permit); // the key has an object or a creation, or its hashCode threw
             }
         }
-        return mine ? create(key, creation, s, permit) : null;
+        return mine ? new Claim<>(key, creation, permit) : null;
+    }
+
+    /** A key's slot claimed by a warm-up: its creation, and the free permit it holds ({@code null}: unbounded). */
+    static final class Claim<K, V> {
+        final K key;
+        final Creation<K, V> creation;
+        final Guard permit;
+
+        private Claim(K key, Creation<K, V> creation, Guard permit) {
+            this.key = key;
+            this.creation = creation;
+            this.permit = permit;
+        }
+    }
+
+    /**
+     * Makes the object of a warm-up's claim; on failure the permit goes back and the creation is
+     * abandoned, as for any creation. The object is the pool's from here on, but not in its slot:
+     * its acquirers wait for {@link #publish}, and so does {@code close()}. The creation has no
+     * runner once the factory returned, so this thread may acquire the key meanwhile.
+     *
+     * @return the new entry, holding the claim's permit and one reference, the warm-up's
+     */
+    Entry<K, V> make(Claim<K, V> claim, AttachState s) {
+        Entry<K, V> entry = make(claim.key, claim.creation, s, claim.permit);
+        claim.creation.runner = null;
+        return entry;
+    }
+
+    /** Publishes the object of a warm-up's claim, attached: the entry goes in its key's slot. */
+    void publish(Claim<K, V> claim, Entry<K, V> entry, AttachState s) {
+        publish(claim.key, claim.creation, entry, s);
     }
 
     /**
@@ -363,20 +400,36 @@ final class SlotTable<K, V> {
     /**
      * Creates the object of {@code key} for the creation this thread put in its slot; its factory
      * runs with the thread's attachment suspended if the creation is {@linkplain Creation#gateFree
-     * gate-free}: in {@code GLOBAL} mode, and for a warm-up in every mode.
+     * gate-free}: in {@code GLOBAL} mode.
      */
     private Attempt create(K key, Creation<K, V> creation, AttachState s, Guard heldPermit) {
         Guard permit = heldPermit;
+        if (permit == null && capacity.isBounded()) {
+            try {
+                permit = capacity.take(s);
+            } catch (Throwable failure) {
+                throw failed(key, creation, null, failure);
+            }
+            if (permit == null) {
+                abandon(key, creation, null); // nothing was made; waiters try again
+                return Attempt.NeedsCapacity.INSTANCE;
+            }
+        }
+        Entry<K, V> entry = make(key, creation, s, permit);
+        publish(key, creation, entry, s);
+        return entry;
+    }
+
+    /**
+     * Runs the factory for a creation holding {@code permit} ({@code null}: unbounded), with the
+     * attachment suspended if the creation is gate-free, and takes the object in.
+     *
+     * @return the new entry, holding the permit and one reference, the creator's
+     */
+    private Entry<K, V> make(K key, Creation<K, V> creation, AttachState s, Guard permit) {
         V value;
         long retireAt = Long.MAX_VALUE;
         try {
-            if (permit == null && capacity.isBounded()) {
-                permit = capacity.take(s);
-                if (permit == null) {
-                    abandon(key, creation, null); // nothing was made; waiters try again
-                    return Attempt.NeedsCapacity.INSTANCE;
-                }
-            }
             if (pool.isClosed()) {
                 throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
             }
@@ -391,24 +444,8 @@ final class SlotTable<K, V> {
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
             }
-
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
-            Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
-                    ? failure
-                    : new ObjectCreationException(
-                            "the factory for key " + Keys.describe(key) + " in pool '" + pool.name() + "' threw "
-                                    + Keys.describeFailure(failure),
-                            failure);
-            Capacity.giveBack(permit);
-            abandon(key, creation, shaped);
-            if (!(failure instanceof PoolClosedException)) {
-                pool.report(
-                        PoolError.Kind.FACTORY_FAILED,
-                        key,
-                        "the factory failed for key " + Keys.describe(key) + ": " + Keys.describeFailure(failure),
-                        failure);
-            }
-            throw unchecked(shaped);
+            throw failed(key, creation, permit, failure);
         }
         Entry<K, V> entry = new Entry<>(key, value, permit, retireAt);
         if (instances.putIfAbsent(new Identity(value), entry) != null) {
@@ -421,6 +458,36 @@ final class SlotTable<K, V> {
             throw shared;
         }
         counters.creations.increment(); // from here on the object is the pool's to dispose
+        return entry;
+    }
+
+    /**
+     * A creation failed before its object existed: the permit goes back, the creation is abandoned
+     * with the failure its acquirers see, and the failure is reported (but a closed pool's).
+     *
+     * @return the failure to throw: unchecked as it is, checked wrapped; an error is thrown here
+     */
+    private RuntimeException failed(K key, Creation<K, V> creation, Guard permit, Throwable failure) {
+        Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
+                ? failure
+                : new ObjectCreationException(
+                        "the factory for key " + Keys.describe(key) + " in pool '" + pool.name() + "' threw "
+                                + Keys.describeFailure(failure),
+                        failure);
+        Capacity.giveBack(permit);
+        abandon(key, creation, shaped);
+        if (!(failure instanceof PoolClosedException)) {
+            pool.report(
+                    PoolError.Kind.FACTORY_FAILED,
+                    key,
+                    "the factory failed for key " + Keys.describe(key) + ": " + Keys.describeFailure(failure),
+                    failure);
+        }
+        return unchecked(shaped);
+    }
+
+    /** Puts a made object in its key's slot, attached, and shares it with the key's waiters in line. */
+    private void publish(K key, Creation<K, V> creation, Entry<K, V> entry, AttachState s) {
         try {
             slots.replace(key, creation, entry);
         } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
@@ -429,8 +496,7 @@ final class SlotTable<K, V> {
             throw unchecked(keyFailed);
         }
         creation.complete(entry);
-        capacity.published(entry); // the key's waiters in line for capacity share it
-        return entry;
+        capacity.published(entry); // the key's waiters in line share it
     }
 
     /** Takes a creation out of its slot and settles it; a slot the key's hashCode keeps is healed later. */
