@@ -690,12 +690,13 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
-     * pool's {@linkplain Builder#executor executor}, one key at a time. A warm-up holds no gate
-     * while a factory runs, in any mode, so neither requests nor {@link #stopTheWorld()} wait for
-     * it, and it never parks its executor's thread waiting for the gate: each new object is handed
-     * to the pool when the gate is free, by whichever thread frees it, and the warm-up goes on with
-     * the next key on the executor. One single-thread executor may serve both {@link
-     * Builder#executor executor} and {@link Builder#callExecutor callExecutor}. A
+     * pool's {@linkplain Builder#executor executor}, one key at a time. A warm-up never holds or
+     * waits for the gate, in any mode: a factory it runs holds up no other key's request and no
+     * {@link #stopTheWorld()}, and one single-thread executor may serve both {@link
+     * Builder#executor executor} and {@link Builder#callExecutor callExecutor}. Each object it makes
+     * is handed to the pool at once; the warm-up's reference to it goes back as a handle closed off
+     * the attachment does, and is applied before the stage completes if the gate is free, otherwise
+     * when the gate is next given up (until then {@link #stats()} counts the object live). A
      * key that has an object, live or idle or being created, is skipped. Only free capacity is
      * used: a warm-up never disposes an idle object to make room and never waits for capacity; it
      * stops when {@code maxObjects} is reached. The token is read before each key: cancelled, the
@@ -710,8 +711,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param token ends the warm-up before its next key
      * @return a stage of how many objects it made; failed with the factory's exception (the keys
      *     before it stay warm), or with {@link PoolClosedException} if the pool closed first (an
-     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED}), or with what the
-     *     executor throws when the warm-up is handed back to it (the keys before stay warm)
+     *     object made meanwhile is disposed as {@link DisposalCause#CLOSED})
      * @throws NullPointerException if an argument or a key is null
      * @throws IllegalStateException if the pool has no idle cache: each object would be disposed
      *     as soon as it was made

@@ -186,14 +186,7 @@ class WarmUpTest {
                 .attachMode(AttachMode.GLOBAL)
                 .executor(one)
                 .callExecutor(one)
-                .build(key -> {
-                    created.incrementAndGet();
-                    if (key.equals("w")) {
-                        inFactory.countDown();
-                        finish.await();
-                    }
-                    return key;
-                });
+                .build(blockingOn("w", inFactory, finish));
         Handle<Object> k = pool.attached(() -> pool.acquire("k"));
         CompletableFuture<Integer> warming =
                 pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
@@ -213,72 +206,87 @@ class WarmUpTest {
     }
 
     /**
-     * A warm-up whose object waits for the gate to be published goes on from its next key on the
-     * executor; an executor that refuses that task fails the stage, and the object published
-     * stays idle, holding its permit: nothing is lost.
+     * A warm-up never waits for the gate: it ends while another thread holds it in {@code GLOBAL}
+     * mode, its references pending like handles closed off the attachment; they are applied when
+     * the gate is given up, and the objects idle. A close then disposes each once.
      */
     @Test
-    void anExecutorRefusingTheRestOfAWarmUpFailsTheStageAndKeepsWhatItPublished() throws Exception {
-        CountDownLatch firstTaskReturned = new CountDownLatch(1);
-        AtomicInteger handed = new AtomicInteger();
-        Executor once = task -> {
-            if (handed.incrementAndGet() > 1) {
-                throw new java.util.concurrent.RejectedExecutionException("shut down");
-            }
-            executor.execute(() -> {
-                task.run();
-                firstTaskReturned.countDown();
-            });
-        };
-        RefPool<String, Object> pool =
-                pool(builder().attachMode(AttachMode.GLOBAL).executor(once).maxObjects(2));
-        CompletableFuture<Integer> warming;
+    void aWarmUpEndsWhileTheGateIsHeldAndItsObjectsGoIdleWhenItIsGivenUp() throws Exception {
+        RefPool<String, Object> pool = pool(builder().attachMode(AttachMode.GLOBAL));
         try (Attachment held = pool.attach()) {
-            warming = pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
-            // w is made with no gate held; publishing it waits for this thread's gate, off the executor
-            assertTrue(firstTaskReturned.await(BOUND.toSeconds(), TimeUnit.SECONDS));
-            assertFalse(warming.isDone());
-            assertEquals(1L, pool.stats().live(), "made and holding its permit, not yet published");
+            assertEquals(2, warm(pool, CancellationToken.none(), "w", "x"));
+            assertEquals(2L, pool.stats().live(), "made and published, the warm-up's references pending");
             assertEquals(0L, pool.stats().idle());
-        } // w is published here, on this thread, and the rest is handed to the executor, which refuses
-        assertInstanceOf(java.util.concurrent.RejectedExecutionException.class, joinedFailure(warming));
-        assertEquals(1, created.get(), "x was never created");
-        assertEquals(1, pool.stats().idle());
-        pool.runAttached(() -> {
-            try (Handle<Object> y = pool.acquire("y");
-                    Handle<Object> z = pool.acquire("z", BOUND)) {
-                assertEquals(2L, pool.stats().live(), "w's permit went to z once w was reclaimed: none lost");
-            }
-        });
+        } // the pending releases are applied as the gate is given up
+        assertEquals(0L, pool.stats().live());
+        assertEquals(2L, pool.stats().idle());
+        assertEquals(0L, pool.stats().pendingDecrements());
         pool.close();
-        assertEquals(3, disposed.size(), "w, y and z, once each");
+        assertEquals(Map.of("w#1", DisposalCause.CLOSED, "x#2", DisposalCause.CLOSED), disposed);
     }
 
     /**
-     * A close from an attached thread while a warm-up's object waits for that thread's gate to be
-     * published: close gives the gate up while it waits for the creation, the object is published
-     * and disposed as CLOSED once, and the stage fails.
+     * A close on the thread that holds the gate while a warm-up's references are pending: close
+     * applies them and disposes each object once; the warm-up had ended with both made.
      */
     @Test
-    void aCloseWhileAWarmUpsObjectWaitsToBePublishedDisposesItOnce() throws Exception {
-        CountDownLatch firstTaskReturned = new CountDownLatch(1);
-        Executor returning = task -> executor.execute(() -> {
-            task.run();
-            firstTaskReturned.countDown();
-        });
-        RefPool<String, Object> pool =
-                pool(builder().attachMode(AttachMode.GLOBAL).executor(returning));
-        CompletableFuture<Integer> warming;
+    void aCloseWhileAWarmUpsReleasesArePendingDisposesEachObjectOnce() throws Exception {
+        RefPool<String, Object> pool = pool(builder().attachMode(AttachMode.GLOBAL));
         try (Attachment held = pool.attach()) {
-            warming = pool.warmUp(List.of("w", "x"), CancellationToken.none()).toCompletableFuture();
-            assertTrue(firstTaskReturned.await(BOUND.toSeconds(), TimeUnit.SECONDS));
-            pool.close(); // returns once w, published while it waited, is disposed
-            assertEquals(Map.of("w#1", DisposalCause.CLOSED), disposed);
+            assertEquals(2, warm(pool, CancellationToken.none(), "w", "x"));
+            pool.close();
+            assertEquals(Map.of("w#1", DisposalCause.CLOSED, "x#2", DisposalCause.CLOSED), disposed);
         }
-        assertInstanceOf(PoolClosedException.class, joinedFailure(warming));
-        assertEquals(Map.of("w#1", DisposalCause.CLOSED), disposed);
-        assertEquals(1, created.get());
-        assertEquals(0, pool.stats().live() + pool.stats().idle());
+        assertEquals(0L, pool.stats().live() + pool.stats().idle());
+    }
+
+    /**
+     * In {@code PER_OBJECT} mode, a section holder that acquires a key a warm-up is creating waits
+     * for it attached, and a {@code stopTheWorld()} then waits for that holder. The warm-up
+     * publishes without the gate, so the holder goes on, and then the world stops.
+     */
+    @Test
+    void aSectionHolderWaitingForAWarmUpsObjectIsNotHeldBehindAWaitingStopTheWorld() throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        RefPool<String, Object> pool =
+                builder().attachMode(AttachMode.PER_OBJECT).build(blockingOn("w", inFactory, finish));
+        pool.call("s", value -> value); // s exists, idle
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("w"), CancellationToken.none()).toCompletableFuture();
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        Forked<Object> holder = fork(
+                "holder",
+                () -> pool.call("s", s -> {
+                    try (Handle<Object> w = pool.acquire("w")) { // in s's section: waits for w attached
+                        return w.get();
+                    }
+                }));
+        io.refpool.testkit.TestKit.awaitParked(holder.thread);
+        Forked<Void> stopper = fork("stopper", () -> {
+            try (Attachment world = pool.stopTheWorld()) {
+                return null;
+            }
+        });
+        io.refpool.testkit.TestKit.awaitParked(stopper.thread); // waits for the holder's attachment
+        finish.countDown();
+        assertEquals("w", holder.join());
+        stopper.join();
+        assertEquals(1, warming.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        pool.close();
+        assertEquals(Map.of("s", DisposalCause.CLOSED, "w", DisposalCause.CLOSED), disposed);
+    }
+
+    /** A factory returning each key, whose creation of {@code blocked} waits for {@code finish}. */
+    private ObjectFactory<String, Object> blockingOn(String blocked, CountDownLatch inFactory, CountDownLatch finish) {
+        return key -> {
+            created.incrementAndGet();
+            if (key.equals(blocked)) {
+                inFactory.countDown();
+                finish.await();
+            }
+            return key;
+        };
     }
 
     /** {@code executor}, counting each task handed to it down on {@code handedOver}. */

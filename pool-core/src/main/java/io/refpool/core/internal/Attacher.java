@@ -120,40 +120,31 @@ final class Attacher<K, V> {
      * it. Failures of work that runs later go to the error listener.
      */
     void runInternal(Consumer<AttachState> work) {
-        whenAttached(work).exceptionally(failure -> {
-            pool.report(
-                    io.refpool.core.PoolError.Kind.DRAINER_FAILED,
-                    null,
-                    "the drainer failed to apply pending releases",
-                    failure instanceof CompletionException ? failure.getCause() : failure);
-            return null;
-        });
-    }
-
-    /**
-     * Runs pool-internal work attached without ever parking, as {@link #runInternal} does.
-     *
-     * @return a stage completed once the work ran and the gate it took was left, failed with what
-     *     the work threw; complete already if the work ran at once (which throws what it throws)
-     */
-    CompletionStage<Void> whenAttached(Consumer<AttachState> work) {
         AttachState s = states.get();
         if (s.depth > 0) {
             work.accept(s);
-            return CompletableFuture.completedStage(null);
+            return;
         }
         if (gates.tryEnter(false)) {
             runAttached(null, false, attachment -> {
                 work.accept(states.get());
                 return null;
             });
-            return CompletableFuture.completedStage(null);
+            return;
         }
-        return gates.enterAsync(false)
+        gates.enterAsync(false)
                 .thenAccept(guard -> runAttached(guard, false, attachment -> {
                     work.accept(states.get());
                     return null;
-                }));
+                }))
+                .exceptionally(failure -> {
+                    pool.report(
+                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                            null,
+                            "the drainer failed to apply pending releases",
+                            failure instanceof CompletionException ? failure.getCause() : failure);
+                    return null;
+                });
     }
 
     /** Forces the gate's reader bias on or off, or ({@code null}) gives it back to revocations. */

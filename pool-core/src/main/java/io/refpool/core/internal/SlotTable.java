@@ -39,11 +39,11 @@ import java.util.function.Consumer;
  * <p><b>The gate during a factory.</b> In {@code GLOBAL} mode the creator suspends its attachment
  * ({@link Attacher#suspended}) around the factory, unless it stops the world or runs an async step
  * (which must not wait for the gate on the thread that granted it), and takes the gate
- * back before it publishes or handles a failure, both of which run attached. A warm-up holds no gate
- * from its claim to the factory's return, in every mode, and publishes when the gate is granted,
- * parking no thread for it. Nobody waits for a creation holding the gate ({@link #await}) but a
- * section holder in the shared modes, whose creator needs no gate back (a warm-up's publish needs
- * it shared, which a waiting {@code stopTheWorld()} holds back); and in {@code GLOBAL}
+ * back before it publishes or handles a failure, both of which run attached. A warm-up never takes
+ * the gate for its object, in any mode: it claims, makes and publishes it detached, and its
+ * reference goes back as a handle closed off the attachment does. Nobody waits for a creation
+ * holding the gate ({@link #await}) but a section holder in the shared modes, whose creator needs
+ * no gate back; and in {@code GLOBAL}
  * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
  * may hold one. {@code close()} no longer waits for such a creation by taking the gate, so it waits
  * for it explicitly ({@link #awaitCreations}) before it disposes everything.
@@ -240,7 +240,7 @@ final class SlotTable<K, V> {
     /**
      * A warm-up's claim on {@code key}, made where the thread holds no gate it must keep: a
      * gate-free creation put in the key's slot if it is empty, holding a free permit. The object is
-     * then made by {@link #make} and published, attached, by {@link #publish}.
+     * then made by {@link #make} and published, with no gate held, by {@link #publishDetached}.
      *
      * @param s the thread's state: a warm-up run inline on an attached thread suspends that
      *     attachment around the factory only where {@link Attacher#yieldsGate} says so
@@ -283,20 +283,35 @@ final class SlotTable<K, V> {
     /**
      * Makes the object of a warm-up's claim; on failure the permit goes back and the creation is
      * abandoned, as for any creation. The object is the pool's from here on, but not in its slot:
-     * its acquirers wait for {@link #publish}, and so does {@code close()}. The creation has no
-     * runner once the factory returned, so this thread may acquire the key meanwhile.
+     * its acquirers wait for {@link #publishDetached}, and so does {@code close()}.
      *
      * @return the new entry, holding the claim's permit and one reference, the warm-up's
      */
     Entry<K, V> make(Claim<K, V> claim, AttachState s) {
-        Entry<K, V> entry = make(claim.key, claim.creation, s, claim.permit);
-        claim.creation.runner = null;
-        return entry;
+        return make(claim.key, claim.creation, s, claim.permit);
     }
 
-    /** Publishes the object of a warm-up's claim, attached: the entry goes in its key's slot. */
-    void publish(Claim<K, V> claim, Entry<K, V> entry, AttachState s) {
-        publish(claim.key, claim.creation, entry, s);
+    /**
+     * Publishes the object of a warm-up's claim with no gate held: the entry goes in its key's slot,
+     * the key's waiters in line share it, {@code release} gives back the warm-up's reference, and
+     * only then is the creation completed, so {@code close()}, which waits for it, finds that
+     * release pending and applies it. If the key throws, the object is disposed attached, when the
+     * gate is free ({@link Attacher#runInternal}), and the key's failure is thrown.
+     */
+    void publishDetached(Claim<K, V> claim, Entry<K, V> entry, Runnable release) {
+        try {
+            slots.replace(claim.key, claim.creation, entry);
+        } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
+            abandon(claim.key, claim.creation, keyFailed);
+            attacher.runInternal(s -> unusable.unpublishable(entry, s));
+            throw unchecked(keyFailed);
+        }
+        capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
+        try {
+            release.run();
+        } finally {
+            claim.creation.complete(entry);
+        }
     }
 
     /**

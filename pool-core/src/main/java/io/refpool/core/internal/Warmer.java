@@ -1,6 +1,7 @@
 package io.refpool.core.internal;
 
 import io.refpool.core.PoolClosedException;
+import io.refpool.core.PoolError;
 import io.refpool.sync.CancellationToken;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,12 +15,9 @@ import java.util.concurrent.Executor;
  * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the pool's
  * executor, one key at a time, and lets each go idle at once.
  *
- * <p>A key's slot is claimed and its object made with no gate held ({@link SlotTable#claim}, {@link
- * SlotTable#make}), so a warm-up holds no gate during a factory, in any mode. Only publishing the
- * object and letting it go idle is attached, and that never parks the executor's thread: if the
- * gate is taken, the thread that gives it up does it ({@link Run}). A thread of the executor that
- * {@code callAsync} also needs (one single-thread executor for both) is thus never held waiting
- * for a call that holds the gate. A key that has an object (live, idle, or being created) is
+ * <p>A warm-up never waits for the gate ({@link #run}): it holds none during a factory, in any
+ * mode, and a thread of the executor that {@code callAsync} also needs (one single-thread executor
+ * for both) is never held waiting for a call that holds the gate. A key that has an object (live, idle, or being created) is
  * skipped. Only a free permit is used: a warm-up never disposes an idle object to make room, never
  * waits in line for capacity, and stops when none is free. The token is read before each key; a
  * cancelled warm-up completes with what it made.
@@ -67,7 +65,7 @@ final class Warmer<K, V> {
         }
         CompletableFuture<Integer> result = new CompletableFuture<>();
         try {
-            executor.execute(new Run(copy, token, result));
+            executor.execute(() -> run(copy, token, result));
         } catch (Throwable rejected) {
             result.completeExceptionally(rejected);
         }
@@ -75,96 +73,61 @@ final class Warmer<K, V> {
     }
 
     /**
-     * One warm-up: its keys in order, on the executor. Each key's object is made where the thread
-     * holds no gate, then published attached through {@link Attacher#whenAttached}: at once if the
-     * gate is free, otherwise by the thread that gives it up, after which the warm-up goes on from
-     * the next key on the executor again. So the executor's thread never waits for the gate.
+     * One warm-up: its keys in order, on the executor, never waiting for the gate. Each key's
+     * object is claimed, made and published with no gate held ({@link SlotTable#claim}, {@link
+     * SlotTable#make}, {@link SlotTable#publishDetached}); the warm-up's reference to it is then
+     * released as any handle closed off the attachment is, and applied, at the end, by an attach
+     * that never parks ({@link Attacher#runInternal}): at once if the gate is free, otherwise by
+     * the thread that gives it up.
      */
-    private final class Run implements Runnable {
-        private final List<K> keys;
-        private final CancellationToken token;
-        private final CompletableFuture<Integer> result;
-        /** The index of the next key, and how many objects were made; handed on with the task. */
-        private int next;
-
-        private int made;
-
-        Run(List<K> keys, CancellationToken token, CompletableFuture<Integer> result) {
-            this.keys = keys;
-            this.token = token;
-            this.result = result;
-        }
-
-        @Override
-        public void run() {
-            try {
-                while (next < keys.size()) {
-                    if (token.isCancellationRequested()) {
-                        break;
-                    }
-                    if (pool.isClosed()) {
-                        throw new PoolClosedException("pool '" + pool.name() + "' closed during warmUp(keys), after "
-                                + made + " object(s) were made");
-                    }
-                    K key = keys.get(next++);
-                    if (slots.occupied(key)) {
-                        continue;
-                    }
-                    AttachState s = attacher.state();
-                    Object claimed = slots.claim(key, s);
-                    if (claimed == null) {
-                        continue; // the key has an object or a creation now
-                    }
-                    if (claimed == Attempt.NeedsCapacity.INSTANCE) {
-                        break; // no free capacity: stop rather than wait or evict
-                    }
-                    @SuppressWarnings("unchecked")
-                    SlotTable.Claim<K, V> claim = (SlotTable.Claim<K, V>) claimed;
-                    if (!publish(claim, slots.make(claim, s))) {
-                        return; // goes on from the next key once published
-                    }
-                    made++;
+    private void run(List<K> keys, CancellationToken token, CompletableFuture<Integer> result) {
+        int made = 0;
+        Throwable failure = null;
+        try {
+            for (K key : keys) {
+                if (token.isCancellationRequested()) {
+                    break;
                 }
-                result.complete(made);
-            } catch (Throwable failed) {
-                result.completeExceptionally(failed);
-            }
-        }
-
-        /**
-         * Publishes a made object and lets it go idle (disposed as CLOSED if the pool closed
-         * meanwhile), attached.
-         *
-         * @return true if that is done, false if it waits for the gate: the warm-up then goes on
-         *     from the next key on the executor once it is done
-         */
-        private boolean publish(SlotTable.Claim<K, V> claim, Entry<K, V> entry) {
-            CompletableFuture<Void> published = attacher.whenAttached(s -> {
-                        slots.publish(claim, entry, s);
-                        handles.releaseAttached(entry, s); // count 0: idle
-                    })
-                    .toCompletableFuture();
-            if (published.isDone()) { // ran at once (a failure was thrown), or already granted and run
-                Throwable failed = published.handle((done, failure) -> failure).join();
-                if (failed != null) {
-                    throw SlotTable.unchecked(Waits.unwrapped(failed));
+                if (pool.isClosed()) {
+                    throw new PoolClosedException("pool '" + pool.name() + "' closed during warmUp(keys), after " + made
+                            + " object(s) were made");
                 }
-                return true;
-            }
-            // on the thread that gave the gate up, once it has left the gate again
-            published.whenComplete((done, failed) -> {
-                if (failed != null) {
-                    result.completeExceptionally(Waits.unwrapped(failed));
-                    return;
+                if (slots.occupied(key)) {
+                    continue;
                 }
+                AttachState s = attacher.state();
+                Object claimed = slots.claim(key, s);
+                if (claimed == null) {
+                    continue; // the key has an object or a creation now
+                }
+                if (claimed == Attempt.NeedsCapacity.INSTANCE) {
+                    break; // no free capacity: stop rather than wait or evict
+                }
+                @SuppressWarnings("unchecked")
+                SlotTable.Claim<K, V> claim = (SlotTable.Claim<K, V>) claimed;
+                Entry<K, V> entry = slots.make(claim, s);
+                // the warm-up's reference goes as a handle's close does: at once if this thread is
+                // attached (an executor running the task inline), otherwise deferred
+                slots.publishDetached(claim, entry, () -> handles.release(entry, s));
                 made++;
-                try {
-                    executor.execute(this);
-                } catch (Throwable rejected) {
-                    result.completeExceptionally(rejected);
-                }
-            });
-            return false;
+            }
+        } catch (Throwable failed) {
+            failure = failed;
+        }
+        idleWhatWasMade(); // before the stage completes: its objects are idle by then if the gate was free
+        if (failure == null) {
+            result.complete(made);
+        } else {
+            result.completeExceptionally(failure);
+        }
+    }
+
+    /** Applies the warm-up's deferred releases, so its objects go idle now if the gate is free. */
+    private void idleWhatWasMade() {
+        try {
+            attacher.runInternal(s -> {}); // an attach applies what is pending
+        } catch (Throwable failed) { // the releases stay pending for the next attach or the drainer
+            pool.report(PoolError.Kind.DRAINER_FAILED, null, "applying a warm-up's releases failed", failed);
         }
     }
 }
