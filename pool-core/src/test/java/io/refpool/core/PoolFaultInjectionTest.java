@@ -506,6 +506,40 @@ class PoolFaultInjectionTest {
             Attachment timed = attach("attach(Duration)", token -> pool.attach(SETTLE));
             detach(timed, "timed");
             step("clearIdle()", pool::clearIdle);
+            warmUp("w"); // made on the executor with no gate held, published, then idled
+        }
+
+        /**
+         * {@code warmUp} of {@code key} (a pool with an idle cache only): its task runs on a helper
+         * thread as the executor's, then the drainer its release handed over; the stage must be
+         * settled by then.
+         */
+        private void warmUp(String key) throws Exception {
+            if (!config.idleCache()) {
+                return; // refused without a cache, at the call
+            }
+            String name = "warmUp('" + key + "')";
+            CompletableFuture<Integer> stage;
+            try {
+                stage = pool.warmUp(List.of(new FaultKey(key, plan)), CancellationToken.none())
+                        .toCompletableFuture();
+            } catch (Throwable t) {
+                thrown(name, t);
+                return;
+            }
+            pumpDrainers(); // the warm-up
+            pumpDrainers(); // a drainer its release handed to the executor
+            if (!stage.isDone()) {
+                violations.add(name + " did not settle once its task ran; " + pool.stats());
+                throw new Hung();
+            }
+            if (stage.isCompletedExceptionally()) {
+                Throwable failure = unwrapFuture(stage.handle((made, t) -> t).join());
+                acquirerFailures.add(failure);
+                thrown(name, failure);
+            } else {
+                trace.add(name + " -> " + stage.join());
+            }
         }
 
         /** A step that acquires, and so may see the factory's failure (recorded as reaching an acquirer). */
