@@ -306,11 +306,14 @@ final class SlotTable<K, V> {
             attacher.runInternal(s -> unusable.unpublishable(entry, s));
             throw unchecked(keyFailed);
         }
-        capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
         try {
-            release.run();
-        } finally {
-            claim.creation.complete(entry);
+            capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
+        } finally { // whatever fails, the reference goes back and the creation's waiters look again
+            try {
+                release.run();
+            } finally {
+                claim.creation.complete(entry);
+            }
         }
     }
 

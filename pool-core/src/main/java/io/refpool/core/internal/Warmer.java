@@ -13,14 +13,15 @@ import java.util.concurrent.Executor;
 
 /**
  * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the pool's
- * executor, one key at a time, and lets each go idle at once.
+ * executor, one key at a time, and lets each go idle: before the stage completes if the gate is
+ * free, otherwise when it is next given up.
  *
  * <p>A warm-up never waits for the gate ({@link #run}): it holds none during a factory, in any
  * mode, and a thread of the executor that {@code callAsync} also needs (one single-thread executor
- * for both) is never held waiting for a call that holds the gate. A key that has an object (live, idle, or being created) is
- * skipped. Only a free permit is used: a warm-up never disposes an idle object to make room, never
- * waits in line for capacity, and stops when none is free. The token is read before each key; a
- * cancelled warm-up completes with what it made.
+ * for both) is never held waiting for a call that holds the gate. A key that has an object (live,
+ * idle, or being created) is skipped. Only a free permit is used: a warm-up never disposes an idle
+ * object to make room, never waits in line for capacity, and stops when none is free. The token is
+ * read before each key; a cancelled warm-up completes with what it made.
  */
 final class Warmer<K, V> {
     private final PoolState pool;
@@ -114,7 +115,9 @@ final class Warmer<K, V> {
         } catch (Throwable failed) {
             failure = failed;
         }
-        idleWhatWasMade(); // before the stage completes: its objects are idle by then if the gate was free
+        if (made > 0) {
+            idleWhatWasMade(); // before the stage completes: its objects are idle by then if the gate was free
+        }
         if (failure == null) {
             result.complete(made);
         } else {
