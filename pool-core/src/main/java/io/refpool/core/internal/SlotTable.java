@@ -24,8 +24,10 @@ import java.util.function.Consumer;
  *   slot          to            by
  *   (none)        Creation      the creator's putIfAbsent; it then runs the factory, unlocked (in
  *                               GLOBAL mode with its attachment suspended; a warm-up claims the
- *                               slot and runs the factory detached: {@link #claim})
- *   Creation      Entry         the creator, once the factory returned and the object is pooled
+ *                               slot and runs the factory detached: {@link #warm})
+ *   Creation      Entry         the creator, once the factory returned and the object is pooled;
+ *                               a warm-up with no gate held, its reference then released as a
+ *                               handle's off the attachment ({@link #warm})
  *   Creation      (none)        the creator: the factory failed, or no capacity (creation settled)
  *   Entry         (none)        the disposal of the entry (a disposed entry left behind by a key
  *                               that threw is dropped by the key's next acquire), or
@@ -238,16 +240,19 @@ final class SlotTable<K, V> {
     }
 
     /**
-     * A warm-up's claim on {@code key}, made where the thread holds no gate it must keep: a
-     * gate-free creation put in the key's slot if it is empty, holding a free permit. The object is
-     * then made by {@link #make} and published, with no gate held, by {@link #publishDetached}.
+     * A warm-up's creation of {@code key}, only if its slot is empty and a permit is free, made
+     * where the thread holds no gate it must keep. The factory runs detached (or, for a warm-up run
+     * inline on an attached thread, suspended only where {@link Attacher#yieldsGate} says so), and
+     * the object is published with no gate held: the entry goes in its slot, the key's waiters in
+     * line share it, {@code release} gives back the warm-up's reference, and only then is the
+     * creation completed, so {@code close()}, which waits for it, finds that release pending and
+     * applies it. If the key throws while publishing, the object is disposed attached when the gate
+     * is free ({@link Attacher#runInternal}) and the failure is thrown.
      *
-     * @param s the thread's state: a warm-up run inline on an attached thread suspends that
-     *     attachment around the factory only where {@link Attacher#yieldsGate} says so
-     * @return the claim, {@code null} if the key has an object or a creation, or {@link
-     *     Attempt.NeedsCapacity#INSTANCE} if no permit is free
+     * @return the new entry, {@code null} if the key has an object or a creation, or {@link
+     *     Attempt.NeedsCapacity} if no permit is free
      */
-    Object claim(K key, AttachState s) {
+    Attempt warm(K key, AttachState s, Consumer<Entry<K, V>> release) {
         Guard permit = null;
         if (capacity.isBounded()) {
             permit = capacity.tryTakeFree();
@@ -264,57 +269,22 @@ final class SlotTable<K, V> {
                 Capacity.giveBack(permit); // the key has an object or a creation, or its hashCode threw
             }
         }
-        return mine ? new Claim<>(key, creation, permit) : null;
-    }
-
-    /** A key's slot claimed by a warm-up: its creation, and the free permit it holds ({@code null}: unbounded). */
-    static final class Claim<K, V> {
-        final K key;
-        final Creation<K, V> creation;
-        final Guard permit;
-
-        private Claim(K key, Creation<K, V> creation, Guard permit) {
-            this.key = key;
-            this.creation = creation;
-            this.permit = permit;
+        if (!mine) {
+            return null;
         }
-    }
-
-    /**
-     * Makes the object of a warm-up's claim; on failure the permit goes back and the creation is
-     * abandoned, as for any creation. The object is the pool's from here on, but not in its slot:
-     * its acquirers wait for {@link #publishDetached}, and so does {@code close()}.
-     *
-     * @return the new entry, holding the claim's permit and one reference, the warm-up's
-     */
-    Entry<K, V> make(Claim<K, V> claim, AttachState s) {
-        return make(claim.key, claim.creation, s, claim.permit);
-    }
-
-    /**
-     * Publishes the object of a warm-up's claim with no gate held: the entry goes in its key's slot,
-     * the key's waiters in line share it, {@code release} gives back the warm-up's reference, and
-     * only then is the creation completed, so {@code close()}, which waits for it, finds that
-     * release pending and applies it. If the key throws, the object is disposed attached, when the
-     * gate is free ({@link Attacher#runInternal}), and the key's failure is thrown.
-     */
-    void publishDetached(Claim<K, V> claim, Entry<K, V> entry, Runnable release) {
-        try {
-            slots.replace(claim.key, claim.creation, entry);
-        } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
-            abandon(claim.key, claim.creation, keyFailed);
-            attacher.runInternal(s -> unusable.unpublishable(entry, s));
-            throw unchecked(keyFailed);
-        }
+        Entry<K, V> entry = make(key, creation, s, permit);
+        putInSlot(
+                key, creation, entry, () -> attacher.runInternal(attached -> unusable.unpublishable(entry, attached)));
         try {
             capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
         } finally { // whatever fails, the reference goes back and the creation's waiters look again
             try {
-                release.run();
+                release.accept(entry);
             } finally {
-                claim.creation.complete(entry);
+                creation.complete(entry);
             }
         }
+        return entry;
     }
 
     /**
@@ -506,15 +476,24 @@ final class SlotTable<K, V> {
 
     /** Puts a made object in its key's slot, attached, and shares it with the key's waiters in line. */
     private void publish(K key, Creation<K, V> creation, Entry<K, V> entry, AttachState s) {
-        try {
-            slots.replace(key, creation, entry);
-        } catch (Throwable keyFailed) { // the key's hashCode or equals threw: the object cannot be published
-            abandon(key, creation, keyFailed);
-            unusable.unpublishable(entry, s);
-            throw unchecked(keyFailed);
-        }
+        putInSlot(key, creation, entry, () -> unusable.unpublishable(entry, s));
         creation.complete(entry);
         capacity.published(entry); // the key's waiters in line share it
+    }
+
+    /**
+     * Replaces the creation in its key's slot by the made object's entry. If the key's {@code
+     * hashCode} or {@code equals} throws, the creation is abandoned, {@code unpublishable} disposes
+     * the object, and the key's failure is thrown.
+     */
+    private void putInSlot(K key, Creation<K, V> creation, Entry<K, V> entry, Runnable unpublishable) {
+        try {
+            slots.replace(key, creation, entry);
+        } catch (Throwable keyFailed) {
+            abandon(key, creation, keyFailed);
+            unpublishable.run();
+            throw unchecked(keyFailed);
+        }
     }
 
     /** Takes a creation out of its slot and settles it; a slot the key's hashCode keeps is healed later. */

@@ -75,11 +75,10 @@ final class Warmer<K, V> {
 
     /**
      * One warm-up: its keys in order, on the executor, never waiting for the gate. Each key's
-     * object is claimed, made and published with no gate held ({@link SlotTable#claim}, {@link
-     * SlotTable#make}, {@link SlotTable#publishDetached}); the warm-up's reference to it is then
-     * released as any handle closed off the attachment is, and applied, at the end, by an attach
-     * that never parks ({@link Attacher#runInternal}): at once if the gate is free, otherwise by
-     * the thread that gives it up.
+     * object is made and published with no gate held ({@link SlotTable#warm}); the warm-up's
+     * reference to it is then released as any handle closed off the attachment is, and applied, at
+     * the end, by an attach that never parks ({@link Attacher#runInternal}): at once if the gate is
+     * free, otherwise by the thread that gives it up.
      */
     private void run(List<K> keys, CancellationToken token, CompletableFuture<Integer> result) {
         int made = 0;
@@ -97,19 +96,15 @@ final class Warmer<K, V> {
                     continue;
                 }
                 AttachState s = attacher.state();
-                Object claimed = slots.claim(key, s);
-                if (claimed == null) {
-                    continue; // the key has an object or a creation now
-                }
-                if (claimed == Attempt.NeedsCapacity.INSTANCE) {
-                    break; // no free capacity: stop rather than wait or evict
-                }
-                @SuppressWarnings("unchecked")
-                SlotTable.Claim<K, V> claim = (SlotTable.Claim<K, V>) claimed;
-                Entry<K, V> entry = slots.make(claim, s);
                 // the warm-up's reference goes as a handle's close does: at once if this thread is
                 // attached (an executor running the task inline), otherwise deferred
-                slots.publishDetached(claim, entry, () -> handles.release(entry, s));
+                Attempt attempt = slots.warm(key, s, entry -> handles.release(entry, s));
+                if (attempt == null) {
+                    continue; // the key has an object or a creation now
+                }
+                if (attempt == Attempt.NeedsCapacity.INSTANCE) {
+                    break; // no free capacity: stop rather than wait or evict
+                }
                 made++;
             }
         } catch (Throwable failed) {
