@@ -195,36 +195,28 @@ class PerObjectSectionTest {
         Handle<Box> handle = acquire(pool, "a");
         Handle<Box> waiterHandle = handle.share();
         int rounds = 1_000;
-        int grantedByCancelRace = 0;
-        int grantedByTimeoutRace = 0;
         try (SpinRacer racer = new SpinRacer()) {
-            for (int round = 0; round < rounds; round++) {
+            TestKit.raceBothWays("cancel", rounds, (round, run) -> {
                 Guard held = asyncHold(handle);
                 CancellationSource source = new CancellationSource();
                 CompletableFuture<Guard> waiter =
                         waiterHandle.sectionAsync(source.token()).toCompletableFuture();
                 assertFalse(waiter.isDone());
-                long delay = (round % 50) * 200L; // sweeps the release across the cancel
+                long delay = (round % 50) * (200L << run); // sweeps the release across the cancel
                 racer.race(held::close, source::cancel, round % 2 == 0 ? delay : -delay);
-                grantedByCancelRace += settle(waiter, handle, "cancel, round " + round);
-            }
-            for (int round = 0; round < rounds; round++) {
+                return settle(waiter, handle, "cancel, round " + round);
+            });
+            TestKit.raceBothWays("timeout", rounds, (round, run) -> {
                 Guard held = asyncHold(handle);
                 CompletableFuture<Guard> waiter =
                         waiterHandle.sectionAsync(CancellationToken.none()).toCompletableFuture();
                 waiter.orTimeout(100, TimeUnit.MICROSECONDS);
-                spin((round % 50) * 40_000L); // from at once to far past the timeout (2 ms)
+                spin((round % 50) * (40_000L << run)); // from at once to far past the timeout (2 ms and more)
                 held.close();
                 TestKit.eventually().until(waiter::isDone);
-                grantedByTimeoutRace += settle(waiter, handle, "timeout, round " + round);
-            }
+                return settle(waiter, handle, "timeout, round " + round);
+            });
         }
-        assertTrue(
-                grantedByCancelRace > 0 && grantedByCancelRace < rounds,
-                "both outcomes of the cancel race must occur; the grant won " + grantedByCancelRace);
-        assertTrue(
-                grantedByTimeoutRace > 0 && grantedByTimeoutRace < rounds,
-                "both outcomes of the timeout race must occur; the grant won " + grantedByTimeoutRace);
         waiterHandle.close();
         handle.close();
         assertEquals(0, pool.attached(() -> pool.stats().live()), "every reference the sections took was given back");
@@ -237,9 +229,9 @@ class PerObjectSectionTest {
                 .join();
     }
 
-    /** {@return 1 if the waiter was granted}; either way the section ends free and usable. */
-    private static int settle(CompletableFuture<Guard> waiter, Handle<Box> handle, String where) throws Exception {
-        int granted = 0;
+    /** {@return whether the waiter was granted}; either way the section ends free and usable. */
+    private static boolean settle(CompletableFuture<Guard> waiter, Handle<Box> handle, String where) throws Exception {
+        boolean granted = false;
         if (waiter.isCompletedExceptionally()) {
             Throwable failure = unwrap(failureOf(waiter));
             assertTrue(
@@ -247,7 +239,7 @@ class PerObjectSectionTest {
                     where + ": " + failure);
         } else {
             waiter.join().close();
-            granted = 1;
+            granted = true;
         }
         CompletableFuture<Guard> free = fork("probe", () -> handle.sectionAsync(CancellationToken.none())
                         .toCompletableFuture())

@@ -27,8 +27,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * a blocking timeout, an interrupt, the token of a blocked waiter). Each round the holder's release
  * and the cancellation start together (or, for a timeout, the release sweeps across it), and
  * exactly one outcome holds: the waiter owns the lock and the next waiter waits for it, or it was
- * cancelled, owns nothing, and the next waiter has the lock. The lock ends free, and each race ends
- * both ways within its rounds.
+ * cancelled, owns nothing, and the next waiter has the lock. The lock ends free. A race runs its
+ * rounds again, with a wider sweep, while it has ended only one way ({@link
+ * TestKit#raceBothWays}).
  */
 class GrantVersusCancelRaceTest {
     private static final int ROUNDS = 1_000;
@@ -43,8 +44,9 @@ class GrantVersusCancelRaceTest {
 
     private static final long SWEEP_STEP = 40_000;
 
-    private static long releaseDelay(int round) {
-        return (round % 50) * SWEEP_STEP;
+    /** {@return the release's delay in {@code round} of {@code run}}: each later run sweeps twice as far. */
+    private static long releaseDelay(int round, int run) {
+        return (round % 50) * (SWEEP_STEP << run);
     }
 
     /**
@@ -58,47 +60,35 @@ class GrantVersusCancelRaceTest {
             BiPredicate<CompletableFuture<Guard>, CancellationSource> cancel)
             throws Exception {
         Primitive.Subject lock = primitive.create();
-        int owned = 0;
-        int rounds = 0;
         try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
-            // a loaded machine can tilt a run of rounds one way: up to three runs to see both outcomes
-            for (int run = 0; run < 3 && (rounds == 0 || owned == 0 || owned == rounds); run++) {
-                for (int round = 0; round < ROUNDS; round++, rounds++) {
-                    lock.hold();
-                    CancellationSource source = new CancellationSource();
-                    CompletableFuture<Guard> waiter =
-                            waiting(withToken ? lock.acquire(source.token()) : lock.acquire());
-                    CompletableFuture<Guard> next = waiting(lock.acquireNext());
-                    AtomicBoolean cancelWon = new AtomicBoolean();
-                    racer.race(lock::release, () -> cancelWon.set(cancel.test(waiter, source)), round % 64 - 32);
-                    owned += checkExactlyOneOutcome(name, round, lock, waiter, next, cancelWon.get()) ? 1 : 0;
-                }
-            }
+            TestKit.raceBothWays(name, ROUNDS, (round, run) -> {
+                lock.hold();
+                CancellationSource source = new CancellationSource();
+                CompletableFuture<Guard> waiter = waiting(withToken ? lock.acquire(source.token()) : lock.acquire());
+                CompletableFuture<Guard> next = waiting(lock.acquireNext());
+                AtomicBoolean cancelWon = new AtomicBoolean();
+                racer.race(
+                        lock::release, () -> cancelWon.set(cancel.test(waiter, source)), SyncTesting.skew(round, run));
+                return checkExactlyOneOutcome(name, round, lock, waiter, next, cancelWon.get());
+            });
         }
-        // every round above checked its outcome; a run tilted one way even after three runs proves
-        // nothing about the other way, and is reported as skipped rather than passed
-        org.junit.jupiter.api.Assumptions.assumeTrue(
-                owned > 0 && owned < rounds,
-                name + ": the race ended one way in all " + rounds + " rounds (grant won " + owned + ")");
         lock.assertFreeAndUsable();
     }
 
     /** Sweeps the holder's release across a timer that ends the wait with {@code arm}, ROUNDS times. */
     private static void raceTimer(Primitive primitive, String name, TimedOut arm) throws Exception {
         Primitive.Subject lock = primitive.create();
-        int owned = 0;
-        for (int round = 0; round < ROUNDS; round++) {
+        TestKit.raceBothWays(name, ROUNDS, (round, run) -> {
             lock.hold();
             CompletableFuture<Guard> waiter = waiting(lock.acquire());
             CompletableFuture<Guard> next = waiting(lock.acquireNext());
             arm.arm(waiter);
-            SyncTesting.spinFor(releaseDelay(round));
+            SyncTesting.spinFor(releaseDelay(round, run));
             lock.release();
             eventually().until(waiter::isDone);
             boolean timedOut = waiter.isCompletedExceptionally() || waiter.join() == FOREIGN;
-            owned += checkExactlyOneOutcome(name, round, lock, waiter, next, timedOut) ? 1 : 0;
-        }
-        SyncTesting.assertBothOutcomes(name, owned, ROUNDS);
+            return checkExactlyOneOutcome(name, round, lock, waiter, next, timedOut);
+        });
         lock.assertFreeAndUsable();
     }
 
@@ -194,27 +184,25 @@ class GrantVersusCancelRaceTest {
     @EnumSource(Primitive.class)
     void blockingTimeoutRacingTheGrantEndsOwnedOrTimedOut(Primitive primitive) throws Exception {
         Primitive.Subject lock = primitive.create();
-        int owned = 0;
         Duration timeout = Duration.ofNanos(TIMEOUT_NANOS);
-        for (int round = 0; round < ROUNDS; round++) {
+        TestKit.raceBothWays("blocking timeout", ROUNDS, (round, run) -> {
             lock.hold();
             TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> lock.tryAcquire(timeout));
             while (lock.queueLength() == 0 && !timed.outcome.isDone()) {
                 Thread.onSpinWait(); // the clock of the sweep starts when the waiter is queued
             }
-            SyncTesting.spinFor(releaseDelay(round));
+            SyncTesting.spinFor(releaseDelay(round, run));
             lock.release();
             Optional<Guard> guard = timed.join();
             String where = "blocking timeout, round " + round + ": ";
             if (guard.isPresent()) {
                 assertTrue(lock.isHeld(), where + "a returned guard owns the lock");
                 guard.get().close();
-                owned++;
             }
             assertFalse(lock.isHeld(), where + "the lock ends free");
             assertEquals(0, lock.queueLength(), where + "the queue ends empty");
-        }
-        SyncTesting.assertBothOutcomes("blocking timeout", owned, ROUNDS);
+            return guard.isPresent();
+        });
         lock.assertFreeAndUsable();
     }
 
@@ -222,9 +210,8 @@ class GrantVersusCancelRaceTest {
     @EnumSource(Primitive.class)
     void interruptRacingTheGrantEndsOwnedWithTheInterruptKeptOrInterrupted(Primitive primitive) throws Exception {
         Primitive.Subject lock = primitive.create();
-        int owned = 0;
         try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
-            for (int round = 0; round < ROUNDS; round++) {
+            TestKit.raceBothWays("interrupt", ROUNDS, (round, run) -> {
                 lock.hold();
                 AtomicBoolean raceOver = new AtomicBoolean();
                 TestKit.Forked<Guard> blocked = fork("blocked", () -> {
@@ -246,12 +233,11 @@ class GrantVersusCancelRaceTest {
                 });
                 eventually().until(() -> lock.queueLength() == 1);
                 CompletableFuture<Guard> next = waiting(lock.acquireNext());
-                racer.race(blocked.thread::interrupt, lock::release, round % 64 - 32);
+                racer.race(blocked.thread::interrupt, lock::release, SyncTesting.skew(round, run));
                 raceOver.set(true);
-                owned += checkBlockedOutcome("interrupt, round " + round + ": ", lock, blocked.join(), next);
-            }
+                return checkBlockedOutcome("interrupt, round " + round + ": ", lock, blocked.join(), next);
+            });
         }
-        SyncTesting.assertBothOutcomes("interrupt", owned, ROUNDS);
         lock.assertFreeAndUsable();
     }
 
@@ -260,30 +246,28 @@ class GrantVersusCancelRaceTest {
     void tokenCancelRacingTheGrantOfABlockingWaiterEndsOwnedOrCancellationException(Primitive primitive)
             throws Exception {
         Primitive.Subject lock = primitive.create();
-        int owned = 0;
         try (SyncTesting.Racer racer = new SyncTesting.Racer()) {
-            for (int round = 0; round < ROUNDS; round++) {
+            TestKit.raceBothWays("token, blocking", ROUNDS, (round, run) -> {
                 lock.hold();
                 CancellationSource source = new CancellationSource();
                 TestKit.Forked<Guard> blocked = fork("blocked", () -> lock.acquireBlocking(source.token()));
                 eventually().until(() -> lock.queueLength() == 1);
                 CompletableFuture<Guard> next = waiting(lock.acquireNext());
-                racer.race(lock::release, source::cancel, round % 64 - 32);
+                racer.race(lock::release, source::cancel, SyncTesting.skew(round, run));
                 Guard guard;
                 try {
                     guard = blocked.join();
                 } catch (CancellationException e) {
                     guard = null;
                 }
-                owned += checkBlockedOutcome("token, blocking, round " + round + ": ", lock, guard, next);
-            }
+                return checkBlockedOutcome("token, blocking, round " + round + ": ", lock, guard, next);
+            });
         }
-        SyncTesting.assertBothOutcomes("token, blocking", owned, ROUNDS);
         lock.assertFreeAndUsable();
     }
 
-    /** {@return 1 if the blocked waiter returned a guard (which must own the lock), else 0} */
-    private static int checkBlockedOutcome(
+    /** {@return whether the blocked waiter returned a guard}, which must own the lock */
+    private static boolean checkBlockedOutcome(
             String where, Primitive.Subject lock, Guard guard, CompletableFuture<Guard> next) throws Exception {
         if (guard != null) {
             assertTrue(lock.isHeld(), where + "a returned guard owns the lock");
@@ -291,6 +275,6 @@ class GrantVersusCancelRaceTest {
             guard.close();
         }
         assertNextGetsTheLockAndItEndsFree(where, lock, next);
-        return guard != null ? 1 : 0;
+        return guard != null;
     }
 }

@@ -190,14 +190,13 @@ final class SyncTesting {
     }
 
     /**
-     * Asserts that a grant-versus-cancel race ended both ways within its rounds: a run where one
-     * side always won proved nothing about the other.
+     * {@return the helper's delay for {@code round} of {@code run}, in {@link Racer} steps}: a sweep
+     * across zero, 64 steps wide in the first run and four times wider in each later one, so a run
+     * in which one side always won gives the other a longer head start
      */
-    static void assertBothOutcomes(String race, int granted, int rounds) {
-        assertTrue(
-                granted > 0 && granted < rounds,
-                race + ": both outcomes must occur in the run, but the grant won " + granted + " of " + rounds
-                        + " rounds");
+    static int skew(int round, int run) {
+        int width = 64 << (2 * run);
+        return round % width - width / 2;
     }
 
     /** Spins for about {@code nanos} without parking, so a timer racing the caller is not outrun by a wake-up. */

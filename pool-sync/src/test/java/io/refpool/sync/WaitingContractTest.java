@@ -213,6 +213,37 @@ class WaitingContractTest {
         lock.assertFreeAndUsable();
     }
 
+    /**
+     * The grant lands while the waiter is held just before it parks, and the interrupt after it:
+     * the wait returns the guard, which owns the lock, and the interrupt, which ended nothing, is
+     * still set.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Primitive.class)
+    void anInterruptThatLosesToTheGrantStaysSet(Primitive primitive) throws Exception {
+        Primitive.Subject lock = primitive.create();
+        lock.hold();
+        TestKit.Forked<Boolean> waiter = TestKit.unstarted("waiter", () -> {
+            Guard guard = lock.acquireBlocking();
+            boolean kept = Thread.currentThread().isInterrupted();
+            assertTrue(lock.isHeld(), "the returned guard owns the lock");
+            guard.close();
+            return kept;
+        });
+        PausingHooks hooks = new PausingHooks(QueueHooks.Point.BEFORE_PARK, waiter.thread, 1);
+        lock.queue().setHooks(hooks);
+        waiter.start();
+        hooks.awaitArrival();
+
+        lock.release(); // grants the paused waiter
+        waiter.thread.interrupt(); // also ends the pause
+        hooks.proceed();
+
+        assertTrue(waiter.join(), "the interrupt status is kept when the grant wins");
+        lock.queue().setHooks(null);
+        lock.assertFreeAndUsable();
+    }
+
     // ---------------------------------------------------------------- sync wait: cancellation
 
     @ParameterizedTest(name = "{0}")

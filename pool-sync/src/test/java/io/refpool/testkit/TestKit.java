@@ -238,4 +238,40 @@ public final class TestKit {
             return null;
         }
     }
+
+    /** One round of a grant-versus-cancel race, which checks its own outcome. */
+    @FunctionalInterface
+    public interface RaceRound {
+        /**
+         * Runs round {@code round} of run {@code run} (later runs widen the sweep), asserting the
+         * outcome is a legal one.
+         *
+         * @return whether the grant won
+         */
+        boolean run(int round, int run) throws Exception;
+    }
+
+    /** How many runs of its rounds a race gets to end both ways. */
+    public static final int RACE_RUNS = 3;
+
+    /**
+     * Runs {@code rounds} rounds of a race, and again (up to {@link #RACE_RUNS} runs, each with a
+     * wider sweep) while the grant has won all of them or none. Every round asserts its own
+     * outcome, so a wrong one fails the test whatever the tally. A race that still ended one way in
+     * every round is reported as skipped rather than passed: it proved nothing about the other way.
+     * On a loaded machine one side can be starved for a whole run, which is why the primitives'
+     * outcomes are also forced one at a time with hooks (WaitCancellationTest, WaitingContractTest).
+     */
+    public static void raceBothWays(String race, int rounds, RaceRound round) throws Exception {
+        int granted = 0;
+        int total = 0;
+        for (int run = 0; run < RACE_RUNS && (granted == 0 || granted == total); run++) {
+            for (int r = 0; r < rounds; r++, total++) {
+                granted += round.run(r, run) ? 1 : 0;
+            }
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                granted > 0 && granted < total,
+                race + ": the race ended one way in all " + total + " rounds (the grant won " + granted + ")");
+    }
 }
