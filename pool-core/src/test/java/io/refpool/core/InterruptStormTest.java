@@ -25,8 +25,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every blocking wait of the pool, interrupted at random: threads attach, acquire within a limit
@@ -35,6 +37,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * with the interrupt, a timeout, a cancellation or exhausted capacity, and nothing else; whatever
  * ends it, nothing is lost: once every handle is closed nothing is live, every permit can be taken
  * again, and after close every object was disposed once, attached, never while a handle was open.
+ * It runs in every mode, with plain options and with strict access, every handle tracked and an
+ * idle cache that expires, on platform threads and on virtual threads.
  */
 class InterruptStormTest {
     private static final int WORKERS = 3;
@@ -42,29 +46,60 @@ class InterruptStormTest {
     private static final int OPS = 3_000;
     private static final Duration SHORT = Duration.ofMillis(2);
 
-    @ParameterizedTest
-    @EnumSource(AttachMode.class)
-    void onPlatformThreads(AttachMode mode) throws Exception {
-        storm(mode, null);
+    /** The pool's options besides its mode and bound. */
+    enum Options {
+        /** No idle cache, leak detection as by default, lax access. */
+        PLAIN {
+            @Override
+            RefPool.Builder<String, Session> apply(RefPool.Builder<String, Session> builder) {
+                return builder;
+            }
+        },
+        /**
+         * Strict access, every handle tracked, an idle cache of one that expires in a millisecond,
+         * releases drained after a millisecond.
+         */
+        STRICT_TRACKED_EXPIRING {
+            @Override
+            RefPool.Builder<String, Session> apply(RefPool.Builder<String, Session> builder) {
+                return builder.strictAccess(true)
+                        .leakDetection(LeakDetection.PARANOID)
+                        .drainDelay(Duration.ofMillis(1))
+                        .idle(cache -> cache.maximumSize(1).expireAfterAccess(Duration.ofMillis(1)));
+            }
+        };
+
+        abstract RefPool.Builder<String, Session> apply(RefPool.Builder<String, Session> builder);
     }
 
-    @ParameterizedTest
-    @EnumSource(AttachMode.class)
-    void onVirtualThreads(AttachMode mode) throws Throwable {
+    static Stream<Arguments> modesAndOptions() {
+        return Stream.of(AttachMode.values())
+                .flatMap(mode -> Stream.of(Options.values()).map(options -> Arguments.of(mode, options)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("modesAndOptions")
+    void onPlatformThreads(AttachMode mode, Options options) throws Exception {
+        storm(mode, options, null);
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("modesAndOptions")
+    void onVirtualThreads(AttachMode mode, Options options) throws Throwable {
         ExecutorService virtualThreads = TestKit.virtualThreadPerTaskExecutorOrNull();
         assumeTrue(virtualThreads != null, "virtual threads need JDK 21+");
         try {
-            storm(mode, virtualThreads);
+            storm(mode, options, virtualThreads);
         } finally {
             virtualThreads.shutdownNow();
         }
     }
 
     /** The storm on platform threads ({@code executor} null) or on the executor's threads. */
-    private static void storm(AttachMode mode, ExecutorService executor) throws Exception {
+    private static void storm(AttachMode mode, Options options, ExecutorService executor) throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool =
-                engine.build(engine.builder().attachMode(mode).maxObjects(MAX_OBJECTS));
+                engine.build(options.apply(engine.builder().attachMode(mode).maxObjects(MAX_OBJECTS)));
         Thread[] workers = new Thread[WORKERS];
         CountDownLatch started = new CountDownLatch(WORKERS);
         List<CompletableFuture<Void>> finished = new ArrayList<>();
@@ -155,18 +190,19 @@ class InterruptStormTest {
                 switch (random.nextInt(7)) {
                     case 0 -> {
                         try (Attachment attached = pool.attach()) {
-                            use(pool.acquire(key));
+                            use(pool, pool.acquire(key));
                         }
                     }
-                    case 1 -> use(pool.acquire(key, SHORT));
+                    case 1 -> use(pool, pool.acquire(key, SHORT)); // acquired detached
                     case 2 -> {
                         try (Attachment attached = pool.attach(SHORT)) {
                             Handle<Session> handle = pool.acquire(key);
-                            handle.get().openHandles.incrementAndGet();
                             try (Guard section = handle.section(SHORT)) {
+                                Session session = handle.get(); // strict access: inside the section
+                                session.openHandles.incrementAndGet();
                                 LockSupport.parkNanos(10_000);
+                                session.openHandles.decrementAndGet();
                             } finally {
-                                handle.get().openHandles.decrementAndGet();
                                 handle.close();
                             }
                         }
@@ -201,9 +237,18 @@ class InterruptStormTest {
         }
     }
 
-    private static void use(Handle<Session> handle) {
-        handle.get().openHandles.incrementAndGet();
-        handle.get().openHandles.decrementAndGet();
-        handle.close();
+    /**
+     * Uses the object through {@code Handle.call} (attached, and in its section in {@code
+     * PER_OBJECT} mode, as strict access requires), then closes the handle, attached or not.
+     */
+    private static void use(RefPool<String, Session> pool, Handle<Session> handle) {
+        try {
+            handle.call(session -> {
+                session.openHandles.incrementAndGet();
+                return session.openHandles.decrementAndGet();
+            });
+        } finally {
+            handle.close();
+        }
     }
 }
