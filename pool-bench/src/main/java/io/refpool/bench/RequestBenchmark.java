@@ -2,6 +2,7 @@ package io.refpool.bench;
 
 import io.refpool.bench.baseline.CommonsFactory;
 import io.refpool.bench.baseline.HandRolledRefPool;
+import io.refpool.bench.baseline.ThreadLeasedRefPool;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
@@ -74,6 +75,10 @@ import stormpot.Timeout;
  *   <li>{@code hand-rolled}: {@link HandRolledRefPool}, a {@code ConcurrentHashMap} and an {@code
  *       AtomicInteger} per object, objects kept at count zero with no bound: the floor, with none
  *       of refpool's guarantees (no attachment, no bound, disposal on the closing thread).
+ *   <li>{@code thread-leased}: {@link ThreadLeasedRefPool}, the same map where each thread keeps
+ *       leases on up to 8 objects and counts its uses of a leased object in a word of its own: the
+ *       cost of the thread-lease design (docs/notes/thread-leases.md) in its steady state, with
+ *       nothing revoked and nothing disposed. A design under study, not something refpool does.
  * </ul>
  *
  * <p>The runner reports bytes/op per fork next to the mean, so a fork whose JIT left the handle
@@ -122,6 +127,7 @@ public class RequestBenchmark {
             case "stormpot" -> new StormpotHost(null);
             case "commons-pool2" -> new CommonsHost(idle);
             case "hand-rolled" -> new HandRolledHost();
+            case "thread-leased" -> new ThreadLeasedHost();
             default -> throw new IllegalArgumentException("unknown impl '" + impl + "'");
         };
     }
@@ -129,7 +135,7 @@ public class RequestBenchmark {
     /** The tenants' host for {@link #zipfRequest} and {@link #revive}. */
     @State(Scope.Benchmark)
     public static class Hosts {
-        @Param({"refpool", "refpool-call", "stormpot", "commons-pool2", "hand-rolled"})
+        @Param({"refpool", "refpool-call", "stormpot", "commons-pool2", "hand-rolled", "thread-leased"})
         public String impl;
 
         /**
@@ -353,6 +359,27 @@ public class RequestBenchmark {
         @Override
         public Object request(int tenant) {
             try (HandRolledRefPool.Lease<String, Engine> engine = pool.acquire(NAMES[tenant])) {
+                return engine.get().use();
+            }
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    // ------------------------------------------------------------------ thread leases, a cost model
+
+    static final class ThreadLeasedHost implements Host {
+        private final ThreadLeasedRefPool<String, Engine> pool = new ThreadLeasedRefPool<>(Engine::new);
+
+        @Override
+        public Host forThread() {
+            return this;
+        }
+
+        @Override
+        public Object request(int tenant) {
+            try (ThreadLeasedRefPool.Use<Engine> engine = pool.acquire(NAMES[tenant])) {
                 return engine.get().use();
             }
         }
