@@ -76,9 +76,10 @@ import stormpot.Timeout;
  *       AtomicInteger} per object, objects kept at count zero with no bound: the floor, with none
  *       of refpool's guarantees (no attachment, no bound, disposal on the closing thread).
  *   <li>{@code thread-leased}: {@link ThreadLeasedRefPool}, the same map where each thread keeps
- *       leases on up to 8 objects and counts its uses of a leased object in a word of its own: the
- *       cost of the thread-lease design (docs/notes/thread-leases.md) in its steady state, with
- *       nothing revoked and nothing disposed. A design under study, not something refpool does.
+ *       a lease on every object it uses (up to 128) and counts its uses of a leased object in a
+ *       word of its own: the cost of the thread-lease design (docs/notes/thread-leases.md) in its
+ *       steady state, with nothing revoked and nothing disposed. A design under study, not
+ *       something refpool does.
  * </ul>
  *
  * <p>The runner reports bytes/op per fork next to the mean, so a fork whose JIT left the handle
