@@ -51,8 +51,8 @@ public final class ThreadLeasedRefPool<K, V> {
             LEASE = MethodHandles.lookup()
                     .findVirtual(
                             ThreadLeasedRefPool.class,
-                            "leaseErased",
-                            MethodType.methodType(Record.class, Object[].class, int.class, Object.class));
+                            "lease",
+                            MethodType.methodType(Record.class, Record[].class, int.class, Object.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -107,17 +107,12 @@ public final class ThreadLeasedRefPool<K, V> {
     @SuppressWarnings("unchecked")
     private Record<K, V> leaseOutOfLine(Record<K, V>[] records, int home, K key) {
         try {
-            return (Record<K, V>) leaseHandle.invokeExact(this, (Object[]) records, home, (Object) key);
+            return (Record<K, V>) leaseHandle.invokeExact(this, records, home, (Object) key);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable checked) { // lease declares none
             throw new IllegalStateException(checked);
         }
-    }
-
-    @SuppressWarnings({"unchecked", "unused"}) // called through LEASE
-    private Record<K, V> leaseErased(Object[] records, int home, Object key) {
-        return lease((Record<K, V>[]) records, home, (K) key);
     }
 
     /**
@@ -128,6 +123,7 @@ public final class ThreadLeasedRefPool<K, V> {
      * @return the record, with one use open: the thread's, or one of the use's own if a use is open
      *     on the record the lease would replace
      */
+    @SuppressWarnings("unused") // called through LEASE
     private Record<K, V> lease(Record<K, V>[] records, int home, K key) {
         Record<K, V> free = null;
         for (int probe = 0; probe < RECORDS; probe++) {
