@@ -157,6 +157,34 @@ class SectionHooksTest {
     }
 
     @Test
+    void anEnterThrowingACheckedExceptionIsReportedAndReachesTheCallerAsItIs() throws Exception {
+        java.io.IOException checked = new java.io.IOException("enter failed, checked");
+        RefPool<String, Object> pool = RefPool.newBuilder()
+                .errorListener(errors::add)
+                .sectionHooks(SectionHooks.of(
+                        (String key, Object object) -> {
+                            events.add(on("enter", key));
+                            if (failEnters.getAndDecrement() > 0) {
+                                throw TestKeyedPoolFixtures.sneakyThrow(checked); // as Kotlin or Groovy code may
+                            }
+                        },
+                        (String key, Object object) -> events.add(on("leave", key))))
+                .build(key -> new Object());
+        failEnters.set(1);
+
+        Exception failure = assertThrows(java.io.IOException.class, () -> pool.call("k", o -> fn("k")));
+
+        assertSame(checked, failure);
+        assertEquals(List.of(on("enter", "k")), events, "neither the function nor leave ran");
+        assertEquals(1, errors.size(), () -> "" + errors);
+        assertEquals(PoolError.Kind.SECTION_HOOK_FAILED, errors.get(0).kind());
+        assertSame(checked, errors.get(0).cause());
+        assertSectionFreeForAnotherThread(pool);
+        pool.close();
+        assertEquals(0, pool.stats().live());
+    }
+
+    @Test
     void aFailingEnterOfAHandlesSectionLeavesItFree() throws Exception {
         RefPool<String, Object> pool = pool();
         failEnters.set(1);

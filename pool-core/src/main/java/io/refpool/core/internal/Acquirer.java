@@ -354,7 +354,7 @@ final class Acquirer<K, V> {
         Entry<K, V> entry;
         try {
             entry = slots.entry(key);
-        } catch (RuntimeException | Error keyFailed) { // the key's hashCode or equals: through the stage
+        } catch (Throwable keyFailed) { // the key's hashCode or equals (even a sneaky checked one): through the stage
             return CompletableFuture.failedFuture(keyFailed);
         }
         if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, null) >= 0)) {
@@ -363,7 +363,7 @@ final class Acquirer<K, V> {
             }
             try {
                 slots.dropRetired(entry, null); // kept its slot when retired: the attempt looks again
-            } catch (RuntimeException | Error keyFailed) {
+            } catch (Throwable keyFailed) {
                 return CompletableFuture.failedFuture(keyFailed);
             }
         }

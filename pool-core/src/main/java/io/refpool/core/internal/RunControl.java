@@ -80,7 +80,7 @@ final class RunControl<K, V> {
         }
         try {
             hooks.enter(entry.key, entry.value);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // a checked exception thrown sneakily too: rethrown as it is
             report(PoolError.Kind.SECTION_HOOK_FAILED, entry, "section enter hook", "the section was left free", e);
             throw e;
         }
