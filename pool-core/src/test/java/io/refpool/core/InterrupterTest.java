@@ -339,6 +339,60 @@ class InterrupterTest {
     }
 
     @Test
+    void aTokenCancelledBeforeTheFunctionStartsFailsTheCallWithoutTheInterrupterOrTheFunction() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Engine engine = pool.call("k", e -> e);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause starting = hooks.pause(Point.FUNCTION_STARTING, null);
+        CancellationSource source = new CancellationSource();
+        AtomicInteger ran = new AtomicInteger();
+
+        CompletableFuture<String> call = pool.callAsync("k", source.token(), e -> {
+                    ran.incrementAndGet();
+                    return "ran";
+                })
+                .toCompletableFuture();
+        starting.awaitArrival(); // registered with the token, the function not started
+        source.cancel(); // runs the run's callback here, at once
+        starting.proceed();
+
+        assertThrows(
+                java.util.concurrent.CancellationException.class,
+                () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS),
+                "the call fails as cancelled");
+        assertEquals(0, ran.get(), "the function never started");
+        assertEquals(0, interrupts.get(), "nothing to interrupt");
+        pool.core().setHooks(null);
+        assertSame(engine, pool.call("k", e -> e), "the object was not retired");
+        pool.close();
+        assertEquals(DisposalCause.CLOSED, disposed.get(engine));
+    }
+
+    @Test
+    void aBoundedCloseReachingItsLimitBeforeTheFunctionStartsFailsTheCallWithoutTheInterrupter() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Engine engine = pool.call("k", e -> e);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause starting = hooks.pause(Point.FUNCTION_STARTING, null);
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Throwable> caller = onNewThread(() -> pool.call("k", e -> ran.incrementAndGet()));
+        starting.awaitArrival();
+
+        assertFalse(pool.close(Duration.ofMillis(20)), "the call still holds its object at the limit");
+        starting.proceed();
+
+        assertTrue(
+                caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof PoolClosedException,
+                () -> "the call fails as the pool closed");
+        assertEquals(0, ran.get(), "the function never started");
+        assertEquals(0, interrupts.get(), "nothing to interrupt");
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
+        assertEquals(DisposalCause.CLOSED, disposed.get(engine));
+    }
+
+    @Test
     void aBoundedCloseInterruptsARunningTwoKeyCallGivingEachObjectOnceAtItsLimit() throws Exception {
         List<String> interruptedKeys = new CopyOnWriteArrayList<>();
         RefPool<String, Engine> pool = pool((key, engine) -> {

@@ -376,12 +376,7 @@ public final class AsyncCalls<K, V> {
             runs.enter(entry); // a failure: the section is released by the caller, and the call fails with it
         }
         try {
-            RunControl<K, V>.Run run = runs.started(entry, token, null, 0L);
-            try {
-                return fn.apply(entry.value);
-            } finally {
-                runs.returned(run);
-            }
+            return runs.apply(entry, fn, token, null, 0L); // a token cancelled meanwhile: fn never starts
         } finally {
             if (inSection) {
                 runs.leave(entry);

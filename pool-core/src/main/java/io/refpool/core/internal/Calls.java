@@ -149,12 +149,7 @@ public final class Calls<K, V> {
     private <T, E extends Exception> T runControlled(
             Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration limit, long deadlineNanos)
             throws E {
-        RunControl<K, V>.Run run = runs.started(entry, CancellationToken.none(), limit, deadlineNanos);
-        try {
-            return fn.apply(entry.value);
-        } finally {
-            runs.returned(run);
-        }
+        return runs.apply(entry, fn, CancellationToken.none(), limit, deadlineNanos);
     }
 
     /**

@@ -29,6 +29,12 @@ public interface PoolHooks {
         /** attachAsync found the pool open and has not yet tried the gate. */
         ATTACH_ASYNC_CHECKED,
         /**
+         * A call's run is registered with its timer, token and the bounded close, and its function
+         * has not started: a stop from here on fails the call without calling the interrupter
+         * (only reached with an interrupter set).
+         */
+        FUNCTION_STARTING,
+        /**
          * A call's function returned or threw, and the pool has marked it so: from here on its
          * interrupter is never called (only reached with an interrupter set).
          */

@@ -2,7 +2,9 @@ package io.refpool.core.internal;
 
 import io.refpool.core.DisposalCause;
 import io.refpool.core.Interrupter;
+import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
+import io.refpool.core.PoolFunction;
 import io.refpool.core.SectionHooks;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
@@ -10,6 +12,7 @@ import io.refpool.sync.Registration;
 import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,6 +24,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  *   call's run      to             by
+ *   STARTING        RUNNING        the calling thread, once the run is registered, just before the function
+ *   STARTING        STOPPED        a timer, a cancelled token, or close(Duration) before that: the
+ *                                  function never starts and the call fails; no interrupter
  *   RUNNING         RETURNED       the running thread, when the function returned or threw
  *   RUNNING         INTERRUPTING   a timer, a cancelled token, or close(Duration): calls the interrupter
  *   INTERRUPTING    INTERRUPTED    the interrupter returned (or threw); the running thread, waiting
@@ -28,16 +34,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  *
  * <p>One compare-and-set from {@code RUNNING} decides: the interrupter runs at most once per call,
- * and never once the pool saw the function return. The running thread keeps the object, its
+ * only while the function runs, and never once the pool saw the function return. A registration on
+ * a token already cancelled runs its callback at once, on the registering thread: the run is then
+ * still {@code STARTING}, so the call fails instead of starting a function that nothing would stop. The running thread keeps the object, its
  * section and its reference until an interrupter that started has returned, so an interrupter
  * never acts on an object another call took meanwhile, and a retired object is disposed only when
  * its last holder lets go.
  */
 final class RunControl<K, V> {
-    private static final int RUNNING = 0;
-    private static final int RETURNED = 1;
-    private static final int INTERRUPTING = 2;
-    private static final int INTERRUPTED = 3;
+    private static final int STARTING = 0;
+    private static final int RUNNING = 1;
+    private static final int RETURNED = 2;
+    private static final int INTERRUPTING = 3;
+    private static final int INTERRUPTED = 4;
+    private static final int STOPPED = 5;
 
     private final PoolState pool;
     private final LifecycleControl<K, V> control;
@@ -152,7 +162,59 @@ final class RunControl<K, V> {
         if (token.canBeCancelled()) {
             run.registration = token.register(run);
         }
+        pool.hook(PoolHooks.Point.FUNCTION_STARTING);
+        if (!run.state.compareAndSet(STARTING, RUNNING)) { // stopped in the meantime: fn never starts
+            end(run);
+            throw stoppedBeforeStart(run, entry, token, limit);
+        }
         return run;
+    }
+
+    /**
+     * {@return the failure of a call whose run was stopped before its function started}: its limit,
+     * its token, or the pool's bounded close, in that order of what is checked
+     */
+    private RuntimeException stoppedBeforeStart(Run run, Entry<K, V> entry, CancellationToken token, Duration limit) {
+        String start =
+                "the start of the function on key " + Keys.describe(entry.key) + " of pool '" + pool.name() + "'";
+        if (run.timer != null && run.timer.token().isCancellationRequested()) {
+            return Waits.counted(new WaitTimeoutException(start + " (the call's limit ran out first)", limit), pool);
+        }
+        if (token.isCancellationRequested()) {
+            return new CancellationException(start + ": the call's token was cancelled before the function started");
+        }
+        return new PoolClosedException(start + ": the pool's bounded close reached its limit first");
+    }
+
+    /** Takes {@code run} off the timer, the token and the running set. */
+    private void end(Run run) {
+        if (run.timer != null) {
+            run.timer.close();
+        }
+        if (run.registration != null) {
+            run.registration.unregister();
+        }
+        running.remove(run);
+    }
+
+    /**
+     * Runs {@code fn} on the object of {@code entry}, marked running for the interrupter as {@link
+     * #started(Entry, CancellationToken, Duration, long)} says, then settles the interrupter with
+     * {@link #returned}: the one way a call's function runs under this control.
+     */
+    <T, E extends Exception> T apply(
+            Entry<K, V> entry,
+            PoolFunction<? super V, ? extends T, E> fn,
+            CancellationToken token,
+            Duration limit,
+            long deadlineNanos)
+            throws E {
+        Run run = started(entry, token, limit, deadlineNanos);
+        try {
+            return fn.apply(entry.value);
+        } finally {
+            returned(run);
+        }
     }
 
     /**
@@ -166,13 +228,7 @@ final class RunControl<K, V> {
         }
         boolean interrupted = !run.state.compareAndSet(RUNNING, RETURNED);
         pool.hook(PoolHooks.Point.FUNCTION_RETURNED);
-        if (run.timer != null) {
-            run.timer.close();
-        }
-        if (run.registration != null) {
-            run.registration.unregister();
-        }
-        running.remove(run);
+        end(run);
         if (!interrupted) {
             return;
         }
@@ -217,7 +273,7 @@ final class RunControl<K, V> {
         /** The second object of a two-key call, or {@code null}. */
         final Entry<K, V> other;
 
-        final AtomicInteger state = new AtomicInteger(RUNNING);
+        final AtomicInteger state = new AtomicInteger(STARTING);
         CancellationSource timer;
         Registration registration;
         /** Written before {@code INTERRUPTED}, under this object's monitor. */
@@ -232,6 +288,9 @@ final class RunControl<K, V> {
 
         @Override
         public void run() {
+            if (state.compareAndSet(STARTING, STOPPED)) {
+                return; // the function has not started: the calling thread fails the call instead
+            }
             if (!state.compareAndSet(RUNNING, INTERRUPTING)) {
                 return;
             }
