@@ -124,7 +124,8 @@ public interface Handle<V> extends AutoCloseable {
      * Runs {@code fn} on the object as {@code pool.call} would: attaches (nested is fine), takes the
      * object's section in {@link AttachMode#PER_OBJECT} mode, runs {@code fn}, and releases the
      * section and the attachment, also when {@code fn} throws; what {@code fn} throws reaches the
-     * caller unchanged. The handle stays open.
+     * caller unchanged. The handle stays open. With an {@link Interrupter}, a bounded {@code
+     * pool.close(Duration)} interrupts it at its limit, as it does a {@code pool.call}.
      *
      * <pre>{@code
      * Handle<Session> session = sessions.get(tenant);           // a handle the host keeps

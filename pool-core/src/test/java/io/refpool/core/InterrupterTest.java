@@ -392,6 +392,35 @@ class InterrupterTest {
         assertEquals(DisposalCause.CLOSED, disposed.get(engine));
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void aBoundedCloseInterruptsAHandlesCallStillRunningAtItsLimit(AttachMode mode) throws Exception {
+        RefPool<String, Engine> pool = RefPool.newBuilder()
+                .attachMode(mode)
+                .interrupter((String key, Engine engine) -> {
+                    interrupts.incrementAndGet();
+                    engine.stop();
+                    return Interrupter.Outcome.RETIRE;
+                })
+                .disposer((String key, Engine engine, DisposalCause cause) -> disposed.put(engine, cause))
+                .build(Engine::new);
+        Handle<Engine> handle = pool.attached(() -> pool.acquire("k"));
+        Engine engine = handle.call(e -> e);
+        CompletableFuture<Throwable> caller = onNewThread(() -> handle.call(Engine::runaway));
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+
+        pool.close(Duration.ofMillis(20));
+
+        assertEquals(1, interrupts.get(), "as a pool.call is");
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
+        assertNull(disposed.get(engine), "the handle still holds it");
+        handle.close(); // on no attached thread: the drainer applies it
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(BOUND_SECONDS))
+                .until(() -> disposed.get(engine) == DisposalCause.INTERRUPTED);
+    }
+
     @Test
     void aBoundedCloseInterruptsARunningTwoKeyCallGivingEachObjectOnceAtItsLimit() throws Exception {
         List<String> interruptedKeys = new CopyOnWriteArrayList<>();

@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.PoolError;
 import io.refpool.core.PoolFunction;
+import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -235,7 +236,7 @@ final class Handles<K, V> {
         int level = s.depth;
         try {
             if (attachMode != AttachMode.PER_OBJECT) {
-                return fn.apply(entry.value);
+                return runs == null ? fn.apply(entry.value) : runs.apply(entry, fn, CancellationToken.none(), null, 0L);
             }
             if (runs != null) {
                 return Section.applyHooked(this, entry, fn, defaultWait, runs);

@@ -249,7 +249,7 @@ final class Section {
         try {
             runs.enter(entry);
             try {
-                return fn.apply(entry.value);
+                return runs.apply(entry, fn, CancellationToken.none(), null, 0L); // interruptible as pool.call
             } finally {
                 runs.leave(entry);
             }
