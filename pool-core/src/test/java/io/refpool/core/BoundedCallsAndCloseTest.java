@@ -29,6 +29,7 @@ class BoundedCallsAndCloseTest {
     private static final Duration SHORT = Duration.ofMillis(100);
 
     private final AtomicInteger disposed = new AtomicInteger();
+    private final AtomicInteger created = new AtomicInteger();
 
     private RefPool<String, StringBuilder> pool(AttachMode mode) {
         return RefPool.newBuilder()
@@ -67,6 +68,71 @@ class BoundedCallsAndCloseTest {
         assertTrue(pool.close(BOUND), "the close finished when the call left");
         await().atMost(BOUND).until(() -> disposed.get() == 1);
         assertThrows(IllegalArgumentException.class, () -> pool.close(Duration.ofMillis(-1)));
+    }
+
+    /** A call executor that takes every task and never runs it, as a discard policy does. */
+    private static final java.util.concurrent.Executor DROPS_TASKS = task -> {};
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void aCallAsyncItsCallerGivesUpGivesBackWhatItHeldEvenIfTheExecutorNeverRunsIt(AttachMode mode) throws Exception {
+        RefPool<String, StringBuilder> pool = RefPool.newBuilder()
+                .attachMode(mode)
+                .callExecutor(DROPS_TASKS)
+                .disposer((StringBuilder value) -> disposed.incrementAndGet())
+                .build(key -> {
+                    created.incrementAndGet();
+                    return new StringBuilder(key);
+                });
+        io.refpool.sync.CancellationSource caller = new io.refpool.sync.CancellationSource();
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Integer> byToken = pool.callAsync("a", caller.token(), value -> ran.incrementAndGet())
+                .toCompletableFuture();
+        CompletableFuture<Integer> byFuture = pool.callAsync(
+                        "a", io.refpool.sync.CancellationToken.none(), value -> ran.incrementAndGet())
+                .toCompletableFuture();
+        assertFalse(byToken.isDone(), "every wait granted, the function handed to an executor that drops it");
+
+        caller.cancel();
+        assertThrows(
+                java.util.concurrent.CancellationException.class,
+                () -> byToken.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        if (mode == AttachMode.PER_OBJECT) {
+            assertFalse(byFuture.isDone(), "the second call waited for the section, which the first gave back");
+        }
+        assertTrue(byFuture.cancel(false), "the caller gives up on the second");
+
+        try (Attachment stop = pool.stopTheWorld(BOUND)) { // the gate was given back by both
+            int result = pool.call("a", Duration.ZERO, value -> 1);
+            assertEquals(1, result, "and the section");
+        }
+        assertEquals(0, ran.get());
+        assertTrue(pool.close(BOUND), "nothing holds the close");
+        assertEquals(created.get(), disposed.get(), "each object disposed once");
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void aBoundedCloseAtItsLimitFailsTheCallAsyncsTheExecutorNeverStarted(AttachMode mode) throws Exception {
+        RefPool<String, StringBuilder> pool = RefPool.newBuilder()
+                .attachMode(mode)
+                .callExecutor(DROPS_TASKS)
+                .disposer((StringBuilder value) -> disposed.incrementAndGet())
+                .build(StringBuilder::new);
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Integer> call = pool.callAsync(
+                        "a", io.refpool.sync.CancellationToken.none(), value -> ran.incrementAndGet())
+                .toCompletableFuture();
+        assertFalse(call.isDone());
+
+        pool.close(SHORT); // at its limit it takes back what the dropped task held
+
+        ExecutionException failure =
+                assertThrows(ExecutionException.class, () -> call.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(PoolClosedException.class, failure.getCause());
+        assertTrue(pool.close(BOUND), "the close finishes");
+        assertEquals(0, ran.get());
+        assertEquals(1, disposed.get(), "the object disposed once");
     }
 
     @Test

@@ -7,12 +7,15 @@ import io.refpool.core.PoolFunction;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
+import io.refpool.sync.Registration;
 import io.refpool.sync.WaitTimeoutException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,6 +61,8 @@ public final class AsyncCalls<K, V> {
     private final boolean sections;
     /** Where {@code callAsync} functions run. */
     private final Executor executor;
+    /** The functions handed to the executor that it has not started: a bounded close abandons them. */
+    private final Set<AsyncRun<?>> queued = ConcurrentHashMap.newKeySet();
     /** The interrupter and section hooks, or {@code null} if neither is set. */
     private final RunControl<K, V> runs;
 
@@ -124,6 +129,18 @@ public final class AsyncCalls<K, V> {
             }
         }
         return result;
+    }
+
+    /**
+     * {@code close(Duration)} at its limit: every function handed to the call executor and not
+     * started gives back its gate, section and reference, and its call fails with a
+     * {@link PoolClosedException}, so an executor that never runs it cannot hold the close.
+     */
+    void abandonQueued() {
+        for (AsyncRun<?> run : queued) {
+            run.abandon(new PoolClosedException("callAsync(" + Keys.describe(run.entry.key) + ") in pool '"
+                    + pool.name() + "': the pool closed before the call executor started its function"));
+        }
     }
 
     /**
@@ -218,6 +235,8 @@ public final class AsyncCalls<K, V> {
         private final AtomicBoolean claimed = new AtomicBoolean();
         /** The thread handing the task over, while it does. */
         private volatile Thread handing;
+        /** The token's callback that abandons the task if it is cancelled before the task runs. */
+        private volatile Registration cancelled;
 
         AsyncRun(
                 Entry<K, V> entry,
@@ -235,6 +254,17 @@ public final class AsyncCalls<K, V> {
         }
 
         void dispatch() {
+            queued.add(this);
+            result.whenComplete((value, failure) -> {
+                if (failure != null) {
+                    abandon(null); // the caller gave up: what a task not yet run holds goes back now
+                }
+            });
+            if (token.canBeCancelled()) { // so does a token cancelled before the function starts
+                cancelled = token.register(() -> abandon(new CancellationException("callAsync("
+                        + Keys.describe(entry.key) + ") in pool '" + pool.name()
+                        + "': its token was cancelled before the function started")));
+            }
             handing = Thread.currentThread();
             try {
                 executor.execute(this);
@@ -272,7 +302,30 @@ public final class AsyncCalls<K, V> {
          * then throws (an {@code Error} starting a worker) runs it as well as the thread it moved to.
          */
         private boolean claim() {
-            return !claimed.get() && claimed.compareAndSet(false, true);
+            if (claimed.get() || !claimed.compareAndSet(false, true)) {
+                return false;
+            }
+            queued.remove(this);
+            Registration registered = cancelled;
+            if (registered != null) {
+                registered.unregister(); // the function starts or is abandoned: the token no longer abandons it
+            }
+            return true;
+        }
+
+        /**
+         * Gives back what the task holds if it has not run, and fails the call with {@code failure}
+         * ({@code null}: the caller completed it already); the task then does nothing when it runs.
+         * An executor that dropped the task (a discard policy) so holds nothing for ever.
+         */
+        void abandon(Throwable failure) {
+            if (!claim()) {
+                return; // running, or run
+            }
+            releaseAll();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            }
         }
 
         private void moveToOwnThread() {
@@ -336,6 +389,10 @@ public final class AsyncCalls<K, V> {
                     if (section != null) {
                         section.runningOn(Thread.currentThread());
                     }
+                    if (token.isCancellationRequested()) { // the caller gave up after the waits: fn never starts
+                        throw new CancellationException("callAsync(" + Keys.describe(entry.key) + ") in pool '"
+                                + pool.name() + "': its token was cancelled before the function started");
+                    }
                     if (runs != null) {
                         return applyControlled(entry, section != null, token, fn);
                     }
@@ -368,10 +425,6 @@ public final class AsyncCalls<K, V> {
             CancellationToken token,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn)
             throws Exception {
-        if (token.isCancellationRequested()) { // the caller gave up after the waits: fn never starts
-            throw new CancellationException("callAsync(" + Keys.describe(entry.key) + ") in pool '" + pool.name()
-                    + "': its token was cancelled before the function started");
-        }
         if (inSection) {
             runs.enter(entry); // a failure: the section is released by the caller, and the call fails with it
         }

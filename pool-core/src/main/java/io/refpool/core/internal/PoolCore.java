@@ -404,6 +404,7 @@ public final class PoolCore<K, V> implements PoolState {
      */
     public boolean close(Duration timeout) {
         return shutdown.closeWithin(timeout, this::close, "refpool-close (pool '" + name + "')", () -> {
+            asyncCalls.abandonQueued(); // functions the call executor never started: given back
             if (runs != null) {
                 runs.interruptAll(); // the calls still running at the limit, on this thread
             }
