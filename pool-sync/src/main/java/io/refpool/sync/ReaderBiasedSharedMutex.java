@@ -5,6 +5,7 @@ import io.refpool.sync.internal.VarHandles;
 import io.refpool.sync.internal.WaiterQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -170,7 +171,9 @@ public final class ReaderBiasedSharedMutex {
         /** A writer holding the lock found readers and has not yet published its drain. */
         DRAIN_PUBLISHING,
         /** A writer published its drain and has not yet read the stripes again. */
-        DRAIN_PUBLISHED
+        DRAIN_PUBLISHED,
+        /** A cancel of a writer's wait (its token, or its stage settled) read the wait's phase and has not yet ended it. */
+        DRAIN_CANCELLING
     }
 
     /** Creates an unlocked mutex with stripes for the processors available now. */
@@ -342,6 +345,11 @@ public final class ReaderBiasedSharedMutex {
         if (token.isCancellationRequested()) {
             return sync.cancelledStage();
         }
+        WaiterQueue.ReadyGuardStage now = sync.tryAcquireStage(SharedSync.WRITE);
+        if (now != null) { // the lock was free: a drain only if readers are found
+            Drain wait = drainIfRead(now, token);
+            return wait == null ? now : wait.result;
+        }
         Drain wait = new Drain(token);
         CompletionStage<Guard> locking = sync.acquireStage(SharedSync.WRITE, token);
         wait.locking = locking;
@@ -372,14 +380,10 @@ public final class ReaderBiasedSharedMutex {
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
         Guard exclusive = sync.acquireGuardBlocking(SharedSync.WRITE, token, "ReaderBiasedSharedMutex");
-        long started = revoking();
-        if (readersDrained()) {
-            revoked(started);
+        Drain wait = drainIfRead(exclusive, token);
+        if (wait == null) {
             return exclusive;
         }
-        Drain wait = new Drain(token);
-        wait.started = started;
-        wait.locked(exclusive, null);
         WaiterQueue.runDeferredSettlesBeforeParking();
         try {
             return wait.result.get();
@@ -392,6 +396,24 @@ public final class ReaderBiasedSharedMutex {
         } catch (ExecutionException e) { // never: the drain fails only with a CancellationException
             throw new CompletionException(e.getCause());
         }
+    }
+
+    /**
+     * Revokes the bias for a writer that holds the underlying lock through {@code held}.
+     *
+     * @return {@code null} if no reader holds (the writer has the lock alone), otherwise the drain
+     *     of the readers under way, which {@code token} cancels
+     */
+    private Drain drainIfRead(Guard held, CancellationToken token) {
+        long started = revoking();
+        if (readersDrained()) {
+            revoked(started);
+            return null;
+        }
+        Drain wait = new Drain(token);
+        wait.started = started;
+        wait.locked(held, null);
+        return wait;
     }
 
     // ---------------------------------------------------------------- diagnostics
@@ -508,7 +530,22 @@ public final class ReaderBiasedSharedMutex {
 
         private static final VarHandle PHASE = VarHandles.field(MethodHandles.lookup(), "phase", int.class);
 
-        final CompletableFuture<Guard> result = new CompletableFuture<>();
+        /** The caller's stage: {@code obtrude...} first ends a wait still open, and is refused once granted. */
+        final CompletableFuture<Guard> result = new CompletableFuture<>() {
+            @Override
+            public void obtrudeValue(Guard value) {
+                refuseObtrudeIfGranted();
+                super.obtrudeValue(value);
+            }
+
+            @Override
+            public void obtrudeException(Throwable ex) {
+                Objects.requireNonNull(ex, "ex");
+                refuseObtrudeIfGranted();
+                super.obtrudeException(ex);
+            }
+        };
+
         private final CancellationToken token;
         /** The underlying lock's wait, cancelled if the caller gives up first ({@code null}: blocking). */
         CompletionStage<Guard> locking;
@@ -578,26 +615,60 @@ public final class ReaderBiasedSharedMutex {
         /** The token's callback: ends the wait, in whichever part it is. */
         @Override
         public void run() {
-            cancel(new CancellationException(
-                    "cancelled while waiting for the readers of " + ReaderBiasedSharedMutex.this + " to leave"));
+            cancel(true);
         }
 
         /** The returned stage was settled, by this wait or by the caller: a wait still open ends. */
         private void abandon() {
-            cancel(new CancellationException("the caller settled the exclusive acquire's stage"));
+            cancel(false);
         }
 
-        private void cancel(CancellationException cause) {
-            if (PHASE.compareAndSet(this, DRAINING, CANCELLED)) {
-                retire();
-                exclusive.close(); // the lock's queue serves whoever waits behind this writer
-                result.completeExceptionally(cause);
-            } else if (PHASE.compareAndSet(this, LOCKING, CANCELLED)) {
-                result.completeExceptionally(cause);
-                if (locking != null) {
-                    locking.toCompletableFuture().cancel(false); // a grant that won is closed by locked()
+        private void refuseObtrudeIfGranted() {
+            abandon(); // a wait still open ends first, giving back what it holds
+            if ((int) PHASE.getVolatile(this) == GRANTED) {
+                throw new IllegalStateException("cannot obtrude on the exclusive acquire of "
+                        + ReaderBiasedSharedMutex.this + ": the lock was already granted to this future; close its"
+                        + " guard instead");
+            }
+        }
+
+        /**
+         * Ends the wait in whichever part it is, reading the phase again if it moved on meanwhile (a
+         * grant moves {@code LOCKING} to {@code DRAINING} at any time); the failure is made only by
+         * the call that ends it, so a settled or granted stage costs no exception.
+         */
+        private void cancel(boolean byToken) {
+            for (; ; ) {
+                int phase = (int) PHASE.getVolatile(this);
+                if (phase == LOCKING || phase == DRAINING) {
+                    hook(Point.DRAIN_CANCELLING);
+                }
+                if (phase == DRAINING) {
+                    if (PHASE.compareAndSet(this, DRAINING, CANCELLED)) {
+                        retire();
+                        exclusive.close(); // the lock's queue serves whoever waits behind this writer
+                        result.completeExceptionally(cancellation(byToken));
+                        return;
+                    }
+                } else if (phase == LOCKING) {
+                    if (PHASE.compareAndSet(this, LOCKING, CANCELLED)) {
+                        result.completeExceptionally(cancellation(byToken));
+                        if (locking != null) {
+                            locking.toCompletableFuture().cancel(false); // a grant that won is closed by locked()
+                        }
+                        return;
+                    }
+                } else {
+                    return; // granted or cancelled already
                 }
             }
+        }
+
+        private CancellationException cancellation(boolean byToken) {
+            return new CancellationException(
+                    byToken
+                            ? "cancelled while waiting for the readers of " + ReaderBiasedSharedMutex.this + " to leave"
+                            : "the caller settled the exclusive acquire's stage");
         }
 
         private void retire() {

@@ -137,6 +137,48 @@ class ReaderBiasedSharedMutexRaceTest {
     }
 
     @Test
+    void aWriterStageSettledWhileItsGrantArrivesGivesTheLockBackAtOnce() throws Exception {
+        lock.setBiasPolicy(Boolean.TRUE);
+        Guard wordReader = lock.acquireShared(CancellationToken.none())
+                .toCompletableFuture()
+                .join();
+        assertTrue(lock.tryLockShared(), "a stripe reader, which the writer will have to drain");
+        CompletableFuture<Guard> writer = lock.acquire().toCompletableFuture(); // in line behind the word reader
+        Pause pause = new Pause(Point.DRAIN_CANCELLING);
+        lock.hooks = pause::at;
+        Forked<Boolean> caller = unstarted("caller giving up", () -> writer.complete(null));
+        pause.who.set(caller.thread);
+        caller.start();
+        pause.awaitReached(); // the settle's cancel read the wait as still in line for the lock
+
+        wordReader.close(); // grants the writer the lock: it starts draining the stripe reader
+        pause.resume.countDown();
+
+        assertTrue(caller.join(), "the caller's value won the stage");
+        assertFalse(lock.isWriteLocked(), "an abandoned writer must not keep the lock: " + lock);
+        lock.unlockShared();
+        assertTrue(lock.tryLock(), "nothing is left held");
+        lock.unlock();
+    }
+
+    @Test
+    void aWriterStageGrantedAfterDrainingRefusesObtrudeAndKeepsOwnership() throws Exception {
+        lock.setBiasPolicy(Boolean.TRUE);
+        assertTrue(lock.tryLockShared());
+        CompletableFuture<Guard> writer = lock.acquire().toCompletableFuture(); // drains the reader
+        assertFalse(writer.isDone());
+        lock.unlockShared(); // grants it
+
+        assertThrows(IllegalStateException.class, () -> writer.obtrudeValue(() -> {}));
+        assertThrows(IllegalStateException.class, () -> writer.obtrudeException(new IllegalStateException("no")));
+
+        assertTrue(lock.isWriteLocked());
+        writer.join().close();
+        assertTrue(lock.tryLock(), "the real guard gave the lock back");
+        lock.unlock();
+    }
+
+    @Test
     void blockingWriterParksUntilTheLastReaderLeaves() throws Exception {
         assertTrue(lock.tryLockShared());
         Forked<Guard> writer = fork("blocking writer", lock::acquireBlocking);

@@ -56,6 +56,21 @@ class UncontendedAllocationTest {
     }
 
     @Test
+    void readerBiasedAsyncExclusiveAcquireAllocatesAtMostTheGuard() throws Exception {
+        for (Boolean bias : new Boolean[] {Boolean.TRUE, Boolean.FALSE}) {
+            ReaderBiasedSharedMutex gate = new ReaderBiasedSharedMutex();
+            gate.setBiasPolicy(bias);
+            double bytes = AllocationMeter.bytesPerOp(
+                    OPS, GUARD_BYTES, () -> gate.acquire().thenAccept(Guard::close));
+            assertTrue(
+                    bytes <= GUARD_BYTES,
+                    "bias " + bias + ", no reader: acquire().thenAccept(Guard::close) allocated " + bytes
+                            + " bytes/op");
+            assertEquals(false, gate.isWriteLocked());
+        }
+    }
+
+    @Test
     void semaphoreTryAcquireAndReleaseAllocateNothing() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(4);
         double bytes = AllocationMeter.bytesPerOp(OPS, () -> {

@@ -121,6 +121,22 @@ class WaitCallerCompletionTest {
 
     @ParameterizedTest
     @EnumSource(Primitive.class)
+    void obtrudeOnTheFutureOfAGrantThatDidNotWaitThrowsAndKeepsOwnership(Primitive primitive) {
+        Primitive.Subject lock = primitive.create();
+        CompletableFuture<Guard> granted = lock.acquire().toCompletableFuture(); // free: granted at once
+
+        assertThrows(IllegalStateException.class, () -> granted.obtrudeValue(FOREIGN));
+        assertThrows(IllegalStateException.class, () -> granted.obtrudeException(new IllegalStateException("no")));
+
+        Guard guard = granted.join();
+        assertNotSame(FOREIGN, guard);
+        assertTrue(lock.isHeld());
+        guard.close();
+        lock.assertFreeAndUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Primitive.class)
     void obtrudeExceptionOnAGrantedFutureThrowsAndKeepsOwnership(Primitive primitive) {
         assertGrantedFutureKeepsOwnership(primitive, waiter -> {
             assertThrows(IllegalStateException.class, () -> waiter.obtrudeException(new IllegalStateException("no")));

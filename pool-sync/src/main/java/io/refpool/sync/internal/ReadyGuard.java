@@ -26,7 +26,7 @@ import java.util.function.Function;
  * as they would on a completed {@link CompletableFuture}; every other method delegates to a
  * completed future holding this guard.
  */
-final class ReadyGuard implements Guard, CompletionStage<Guard> {
+final class ReadyGuard implements WaiterQueue.ReadyGuardStage {
     private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
     private final WaiterQueue queue;
@@ -57,8 +57,9 @@ final class ReadyGuard implements Guard, CompletionStage<Guard> {
         return true;
     }
 
+    /** {@return a completed future holding this guard}, which refuses {@code obtrude...} as a granted waiter does */
     private CompletableFuture<Guard> future() {
-        return CompletableFuture.completedFuture(this);
+        return new GrantedFuture(this, queue);
     }
 
     private static <U> CompletionStage<U> failedWith(Throwable t) {

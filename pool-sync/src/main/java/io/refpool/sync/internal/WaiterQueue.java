@@ -807,6 +807,18 @@ public abstract class WaiterQueue {
         return new ReadyGuard(this, arg);
     }
 
+    /**
+     * {@return the guard of {@code arg} taken at once, also its own completed stage}, or {@code
+     * null} if it is not free now: {@link #acquireStage}'s first step, for a front that does more
+     * before it completes an acquire
+     */
+    public final ReadyGuardStage tryAcquireStage(int arg) {
+        return tryAcquireForGuard(arg) ? new ReadyGuard(this, arg) : null;
+    }
+
+    /** A guard that is also its own completed stage: what {@link #tryAcquireStage} returns. */
+    public interface ReadyGuardStage extends Guard, CompletionStage<Guard> {}
+
     /** {@return the guard of an acquire of {@code arg} that did not wait, as a completed stage} */
     public final CompletionStage<Guard> readyStage(int arg) {
         return new ReadyGuard(this, arg);
