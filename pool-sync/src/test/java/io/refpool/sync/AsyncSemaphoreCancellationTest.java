@@ -92,6 +92,37 @@ class AsyncSemaphoreCancellationTest {
     }
 
     @Test
+    void aPoppedHeadWhosePermitsTheReleaseHandsBackServesTheRequestsBehindInOrder() throws Exception {
+        AsyncSemaphore semaphore = new AsyncSemaphore(0, 10);
+        java.util.List<String> completed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CompletableFuture<Guard> a = waiting(semaphore.acquire(2));
+        CompletableFuture<Guard> b = waiting(semaphore.acquire(1));
+        CompletableFuture<Guard> c = waiting(semaphore.acquire(2));
+        b.thenRun(() -> completed.add("B"));
+        c.thenRun(() -> completed.add("C"));
+        TestKit.Forked<Void> releaser = TestKit.unstartedRun("releaser", () -> semaphore.release(3)); // A and B
+        TestKit.Forked<Boolean> canceller = TestKit.unstarted("canceller", () -> a.cancel(true));
+        PausingHooks hooks = new PausingHooks(Point.BETWEEN_POP_AND_COMPLETION, releaser.thread, 1);
+        io.refpool.testkit.PointPauses.Pause cancelWon = hooks.pause(Point.CANCEL_WON, canceller.thread, 1);
+        SyncTesting.queueOf(semaphore).setHooks(hooks);
+        releaser.start();
+        hooks.awaitArrival(); // A and B popped with three permits; A not yet granted
+        canceller.start();
+        cancelWon.awaitArrival(); // A's cancel won; its permits not yet handed back
+
+        hooks.proceed(); // the release finds A cancelled and hands its two permits back itself: C fits
+        releaser.join();
+        cancelWon.proceed();
+        assertTrue(canceller.join());
+        SyncTesting.queueOf(semaphore).setHooks(null);
+
+        assertEquals(java.util.List.of("B", "C"), completed, "B was queued, and popped, before C");
+        granted(b).close();
+        granted(c).close();
+        assertPermits(semaphore, 3);
+    }
+
+    @Test
     void timedOutRequestLeavesTheQueueAndTheNextOneIsServed() throws Exception {
         AsyncSemaphore semaphore = new AsyncSemaphore(1, 3);
         TestKit.Forked<Optional<Guard>> timed = fork("timed", () -> semaphore.tryAcquire(3, Duration.ofMillis(30)));

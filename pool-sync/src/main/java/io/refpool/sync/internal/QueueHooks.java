@@ -19,6 +19,8 @@ public interface QueueHooks {
         BEFORE_PUBLICATION,
         /** A release popped a waiter for a grant and left the queue lock; the grant CAS is next. */
         BETWEEN_POP_AND_COMPLETION,
+        /** A cancel won its waiter's CAS and has not yet taken the queue lock to hand back what it held. */
+        CANCEL_WON,
         /** A queued blocking waiter stopped spinning and has not yet published that it parks. */
         BEFORE_PARKED_FLAG,
         /**

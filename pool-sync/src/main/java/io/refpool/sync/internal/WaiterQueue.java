@@ -582,7 +582,10 @@ public abstract class WaiterQueue {
     /**
      * Grants each popped waiter outside the queue lock. A waiter whose cancellation won after it
      * was popped gets its share released again, here or by its canceller, whichever takes the queue
-     * lock first; the release may pop more waiters, and they join the walk.
+     * lock first; the release may pop more waiters, and they join the walk at its end, behind the
+     * waiters popped before them. (A canceller that hands the share back first grants what it pops
+     * itself, before it returns: a cancel is prompt, and those waiters may then complete before
+     * undecided ones of this walk.)
      *
      * <p>Every popped waiter is decided before any future is settled: settling runs the caller's
      * continuations, and a continuation must not run while waiters served before it, by the same
@@ -630,14 +633,7 @@ public abstract class WaiterQueue {
                 } finally {
                     queueLock.unlock();
                 }
-                if (more != null) {
-                    Waiter end = more;
-                    while (end.next != null) {
-                        end = end.next;
-                    }
-                    end.next = next;
-                    next = more;
-                }
+                next = append(next, more); // behind the waiters popped before them
             }
             w = next;
         }
@@ -649,6 +645,19 @@ public abstract class WaiterQueue {
         }
     }
 
+    /** {@return {@code chain} with {@code more} after its last waiter}; either may be {@code null} */
+    private static Waiter append(Waiter chain, Waiter more) {
+        if (chain == null) {
+            return more;
+        }
+        Waiter end = chain;
+        while (end.next != null) {
+            end = end.next;
+        }
+        end.next = more;
+        return chain;
+    }
+
     // ---------------------------------------------------------------- cancel
 
     /**
@@ -657,6 +666,7 @@ public abstract class WaiterQueue {
      * made eligible. Returns only once that is done.
      */
     final void afterCancel(Waiter waiter) {
+        hook(Point.CANCEL_WON);
         Waiter popped = null;
         queueLock.lock();
         try {
