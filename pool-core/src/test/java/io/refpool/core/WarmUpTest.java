@@ -315,6 +315,23 @@ class WarmUpTest {
     }
 
     @Test
+    void anExecutorThatTakesTheTaskAndThenThrowsFailsTheStageAndTheTaskNeverWarms() throws Exception {
+        List<Runnable> taken = new ArrayList<>();
+        RefPool<String, Object> pool = pool(builder().executor(task -> {
+            taken.add(task);
+            throw new java.util.concurrent.RejectedExecutionException("queued, then refused");
+        }));
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("a", "b"), CancellationToken.none()).toCompletableFuture();
+        assertInstanceOf(java.util.concurrent.RejectedExecutionException.class, joinedFailure(warming));
+
+        taken.forEach(Runnable::run); // the executor runs what it took after all
+
+        assertEquals(0, created.get(), "a warm-up whose stage failed makes nothing");
+        pool.close();
+    }
+
+    @Test
     void badCallsAreRefusedAtTheCall() {
         RefPool<String, Object> cached = pool(builder());
         assertThrows(NullPointerException.class, () -> cached.warmUp(null, CancellationToken.none()));

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the pool's
@@ -65,10 +66,23 @@ final class Warmer<K, V> {
             return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("warmUp(keys)")));
         }
         CompletableFuture<Integer> result = new CompletableFuture<>();
+        AtomicBoolean claimed = new AtomicBoolean(); // the task's run or the executor's failure: one decides
         try {
-            executor.execute(() -> run(copy, token, result));
+            executor.execute(() -> {
+                if (claimed.compareAndSet(false, true)) {
+                    run(copy, token, result);
+                }
+            });
         } catch (Throwable rejected) {
-            result.completeExceptionally(rejected);
+            if (claimed.compareAndSet(false, true)) { // an executor that took the task and then threw: it never runs
+                result.completeExceptionally(rejected);
+            } else {
+                pool.report(
+                        PoolError.Kind.DRAINER_FAILED,
+                        null,
+                        "the executor of pool '" + pool.name() + "' ran warmUp(keys) and then threw",
+                        rejected);
+            }
         }
         return result;
     }
