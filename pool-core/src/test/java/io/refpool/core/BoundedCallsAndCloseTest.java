@@ -70,20 +70,22 @@ class BoundedCallsAndCloseTest {
         assertThrows(IllegalArgumentException.class, () -> pool.close(Duration.ofMillis(-1)));
     }
 
-    /** A call executor that takes every task and never runs it, as a discard policy does. */
-    private static final java.util.concurrent.Executor DROPS_TASKS = task -> {};
-
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
-    void aCallAsyncItsCallerGivesUpGivesBackWhatItHeldEvenIfTheExecutorNeverRunsIt(AttachMode mode) throws Exception {
-        RefPool<String, StringBuilder> pool = RefPool.newBuilder()
+    /** A pool whose call executor takes every task and never runs it, as a discard policy does. */
+    private RefPool<String, StringBuilder> droppingTasks(AttachMode mode) {
+        return RefPool.newBuilder()
                 .attachMode(mode)
-                .callExecutor(DROPS_TASKS)
+                .callExecutor(task -> {})
                 .disposer((StringBuilder value) -> disposed.incrementAndGet())
                 .build(key -> {
                     created.incrementAndGet();
                     return new StringBuilder(key);
                 });
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void aCallAsyncItsCallerGivesUpGivesBackWhatItHeldEvenIfTheExecutorNeverRunsIt(AttachMode mode) throws Exception {
+        RefPool<String, StringBuilder> pool = droppingTasks(mode);
         io.refpool.sync.CancellationSource caller = new io.refpool.sync.CancellationSource();
         AtomicInteger ran = new AtomicInteger();
         CompletableFuture<Integer> byToken = pool.callAsync("a", caller.token(), value -> ran.incrementAndGet())
@@ -114,11 +116,7 @@ class BoundedCallsAndCloseTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
     void aBoundedCloseAtItsLimitFailsTheCallAsyncsTheExecutorNeverStarted(AttachMode mode) throws Exception {
-        RefPool<String, StringBuilder> pool = RefPool.newBuilder()
-                .attachMode(mode)
-                .callExecutor(DROPS_TASKS)
-                .disposer((StringBuilder value) -> disposed.incrementAndGet())
-                .build(StringBuilder::new);
+        RefPool<String, StringBuilder> pool = droppingTasks(mode);
         AtomicInteger ran = new AtomicInteger();
         CompletableFuture<Integer> call = pool.callAsync(
                         "a", io.refpool.sync.CancellationToken.none(), value -> ran.incrementAndGet())

@@ -338,13 +338,18 @@ class InterrupterTest {
         assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
     }
 
+    /** {@return a pause of the next call at {@code FUNCTION_STARTING}: registered, its function not started} */
+    private static TestPoolHooks.Pause pausedAtFunctionStart(RefPool<String, Engine> pool) {
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        return hooks.pause(Point.FUNCTION_STARTING, null);
+    }
+
     @Test
     void aTokenCancelledBeforeTheFunctionStartsFailsTheCallWithoutTheInterrupterOrTheFunction() throws Exception {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
         Engine engine = pool.call("k", e -> e);
-        TestPoolHooks hooks = new TestPoolHooks();
-        pool.core().setHooks(hooks);
-        TestPoolHooks.Pause starting = hooks.pause(Point.FUNCTION_STARTING, null);
+        TestPoolHooks.Pause starting = pausedAtFunctionStart(pool);
         CancellationSource source = new CancellationSource();
         AtomicInteger ran = new AtomicInteger();
 
@@ -373,9 +378,7 @@ class InterrupterTest {
     void aBoundedCloseReachingItsLimitBeforeTheFunctionStartsFailsTheCallWithoutTheInterrupter() throws Exception {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
         Engine engine = pool.call("k", e -> e);
-        TestPoolHooks hooks = new TestPoolHooks();
-        pool.core().setHooks(hooks);
-        TestPoolHooks.Pause starting = hooks.pause(Point.FUNCTION_STARTING, null);
+        TestPoolHooks.Pause starting = pausedAtFunctionStart(pool);
         AtomicInteger ran = new AtomicInteger();
         CompletableFuture<Throwable> caller = onNewThread(() -> pool.call("k", e -> ran.incrementAndGet()));
         starting.awaitArrival();

@@ -219,6 +219,17 @@ public final class AsyncCalls<K, V> {
     /**
      * A {@code callAsync} whose waits are all granted: its function, handed to the call executor.
      * The handing thread is recorded while it hands over, so a task that runs inline on it is moved.
+     *
+     * <pre>
+     *   task          to         by (one claim decides)
+     *   handed over   claimed    its run on an executor thread: fn runs, then all is released
+     *   handed over   claimed    its move to a thread of the pool's own (inline, rejected, attached)
+     *   handed over   claimed    an abandonment: the caller's future settled, its token cancelled,
+     *                            or close(Duration) at its limit; all is released, fn never runs
+     * </pre>
+     *
+     * <p>A task handed over sits in {@code queued} until it is claimed, so a bounded close finds
+     * the ones an executor never started; whatever loses the claim does nothing.
      */
     private final class AsyncRun<T> implements Runnable {
         /** The object's reference, which the call gives back when the function returns. */
@@ -261,9 +272,7 @@ public final class AsyncCalls<K, V> {
                 }
             });
             if (token.canBeCancelled()) { // so does a token cancelled before the function starts
-                cancelled = token.register(() -> abandon(new CancellationException("callAsync("
-                        + Keys.describe(entry.key) + ") in pool '" + pool.name()
-                        + "': its token was cancelled before the function started")));
+                cancelled = token.register(() -> abandon(cancelledBeforeStart(entry)));
             }
             handing = Thread.currentThread();
             try {
@@ -390,8 +399,7 @@ public final class AsyncCalls<K, V> {
                         section.runningOn(Thread.currentThread());
                     }
                     if (token.isCancellationRequested()) { // the caller gave up after the waits: fn never starts
-                        throw new CancellationException("callAsync(" + Keys.describe(entry.key) + ") in pool '"
-                                + pool.name() + "': its token was cancelled before the function started");
+                        throw cancelledBeforeStart(entry);
                     }
                     if (runs != null) {
                         return applyControlled(entry, section != null, token, fn);
@@ -435,6 +443,12 @@ public final class AsyncCalls<K, V> {
                 runs.leave(entry);
             }
         }
+    }
+
+    /** {@return the failure of a call whose token was cancelled after its waits, before its function started} */
+    private CancellationException cancelledBeforeStart(Entry<K, V> entry) {
+        return new CancellationException("callAsync(" + Keys.describe(entry.key) + ") in pool '" + pool.name()
+                + "': its token was cancelled before the function started");
     }
 
     /** A checked exception of a {@code callAsync} function, on its way to the stage. */
