@@ -338,6 +338,58 @@ class InterrupterTest {
         assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
     }
 
+    @Test
+    void aCallerInterruptedByTheInterrupterWaitsForItToReturnAndKeepsTheInterrupt() throws Exception {
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        AtomicReference<Thread> caller = new AtomicReference<>();
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            engine.stop();
+            caller.get().interrupt(); // as a host whose engine runs Java code stops it
+            assertTrue(mayReturn.await(BOUND_SECONDS, TimeUnit.SECONDS));
+            return Interrupter.Outcome.KEEP;
+        });
+        Engine engine = pool.call("k", e -> e);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        TestPoolHooks.Pause returned = hooks.pause(Point.FUNCTION_RETURNED, null);
+        CompletableFuture<Boolean> interruptedAfter = new CompletableFuture<>();
+        Thread calling = new Thread(() -> {
+            try {
+                pool.call("k", e -> {
+                    e.running.countDown();
+                    while (e.stopped.getCount() > 0 || !Thread.currentThread().isInterrupted()) {
+                        Thread.onSpinWait(); // ignores the interrupt: the flag stays set
+                    }
+                    throw new EngineStopped(e.key);
+                });
+                interruptedAfter.completeExceptionally(new AssertionError("the call returned"));
+            } catch (EngineStopped expected) {
+                interruptedAfter.complete(Thread.currentThread().isInterrupted());
+            } catch (Throwable t) {
+                interruptedAfter.completeExceptionally(t);
+            }
+        });
+        caller.set(calling);
+        calling.start();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        Thread closer = new Thread(() -> pool.close(Duration.ofMillis(1))); // runs the interrupter
+        closer.start();
+        returned.awaitArrival(); // the function threw, its thread interrupted, the interrupter still running
+        returned.proceed();
+
+        assertThrows(
+                java.util.concurrent.TimeoutException.class,
+                () -> interruptedAfter.get(200, TimeUnit.MILLISECONDS),
+                "the caller waits for its interrupter, interrupted or not");
+        mayReturn.countDown();
+        assertTrue(
+                interruptedAfter.get(BOUND_SECONDS, TimeUnit.SECONDS), "the interrupt is still set when the call ends");
+        closer.join(TimeUnit.SECONDS.toMillis(BOUND_SECONDS));
+        assertFalse(closer.isAlive());
+        assertEquals(1, interrupts.get());
+    }
+
     /** {@return a pause of the next call at {@code FUNCTION_STARTING}: registered, its function not started} */
     private static TestPoolHooks.Pause pausedAtFunctionStart(RefPool<String, Engine> pool) {
         TestPoolHooks hooks = new TestPoolHooks();

@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The pool's optional control of running code: the {@link Interrupter} of a call that ran past its
@@ -276,10 +277,16 @@ final class RunControl<K, V> {
         final AtomicInteger state = new AtomicInteger(STARTING);
         CancellationSource timer;
         Registration registration;
-        /** Written before {@code INTERRUPTED}, under this object's monitor. */
+        /** Written before {@code state} becomes {@code INTERRUPTED}, read after it is seen. */
         private Interrupter.Outcome outcome;
         /** {@code other}'s outcome, written with {@code outcome}. */
         private Interrupter.Outcome otherOutcome;
+        /**
+         * The calling thread once it waits in {@link #awaitOutcome}: written before it reads {@code
+         * state}, read by the interrupting thread after it set {@code INTERRUPTED}, so one of the two
+         * sees the other's write and the waiter is never left parked.
+         */
+        private volatile Thread waiter;
 
         Run(Entry<K, V> entry, Entry<K, V> other) {
             this.entry = entry;
@@ -296,11 +303,12 @@ final class RunControl<K, V> {
             }
             Interrupter.Outcome result = interrupt(entry);
             Interrupter.Outcome second = other == null ? null : interrupt(other);
-            synchronized (this) {
-                outcome = result;
-                otherOutcome = second;
-                state.set(INTERRUPTED);
-                notifyAll();
+            outcome = result;
+            otherOutcome = second;
+            state.set(INTERRUPTED);
+            Thread waiting = waiter;
+            if (waiting != null) {
+                LockSupport.unpark(waiting);
             }
         }
 
@@ -318,13 +326,17 @@ final class RunControl<K, V> {
             }
         }
 
-        /** Waits, uninterruptibly, for the interrupter under way to return. */
-        synchronized Interrupter.Outcome awaitOutcome() {
+        /**
+         * Waits, uninterruptibly, for the interrupter under way to return. It parks rather than
+         * waits on a monitor, so a virtual thread waiting here gives its carrier up on every JDK
+         * (before JDK 24 a monitor wait pins it, and the interrupter may need that carrier).
+         */
+        Interrupter.Outcome awaitOutcome() {
+            waiter = Thread.currentThread();
             boolean interrupted = false;
             while (state.get() != INTERRUPTED) {
-                try {
-                    wait();
-                } catch (InterruptedException e) {
+                LockSupport.park(this);
+                if (Thread.interrupted()) { // park returns at once while the flag is set: keep it for later
                     interrupted = true;
                 }
             }
