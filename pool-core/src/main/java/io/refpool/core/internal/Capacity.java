@@ -33,8 +33,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   WAITING                SETTLED      the waiter itself, when its permit wait ends (granted,
  *                                       cancelled, pool closed)
  *   WAITING                SERVED       a thread holding a reference to the waiter's key's object
- *                                       for it: that key's creator, a releaser at count 0 (a revive),
- *                                       or the waiter's own look after joining the line
+ *                                       for it: that key's creator, a releaser at count 0 (a revive;
+ *                                       also just after its idle put), an acquire whose revive check
+ *                                       passed, or the waiter's own look after joining the line
  *
  *   read                   ordering     relied on by
  *   waiting                volatile     a releaser at count 0: serve a waiter of its key, idle the
@@ -49,7 +50,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p><b>No churn.</b> A waiter needs a permit only because its key had no object. As soon as the
  * key has one, the waiter is served by sharing it, and its place in the permit line is given up:
- * the creator of the key serves the key's waiters when it publishes the object, and a waiter that
+ * the creator of the key serves the key's waiters when it publishes the object (and so does an
+ * acquire whose revive check passed, since a waiter that looked meanwhile saw no live object), and a waiter that
  * joins the line looks at its key once more after joining (it joins the line before it is counted,
  * and the creator publishes before it looks, so one of the two sees the other). An object reaching
  * count 0 while anyone waits goes first to a waiter for its own key, revived; only when nobody in
@@ -207,6 +209,23 @@ final class Capacity<K, V> {
         }
         waiter.wait.cancel(); // leaves the permit line; the waiter's own continuation completes it
         return true;
+    }
+
+    /** {@return whether a waiter whose wait has not ended is in line for {@code key}} (settled heads are dropped) */
+    boolean hasWaiting(Object key) {
+        boolean[] found = {false};
+        try {
+            lineByKey.computeIfPresent(key, (k, line) -> {
+                for (LineWaiter<K, V> head; (head = line.peek()) != null && !head.isWaiting(); ) {
+                    line.poll(); // settled: never served
+                }
+                found[0] = !line.isEmpty();
+                return line.isEmpty() ? null : line;
+            });
+        } catch (Throwable keyFailed) {
+            return false;
+        }
+        return found[0];
     }
 
     /** {@return the first waiter in line for {@code key} whose wait has not ended, taken out of the line} */

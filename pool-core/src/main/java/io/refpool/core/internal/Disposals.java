@@ -94,10 +94,10 @@ final class Disposals<K, V> {
                     "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
-            slots.disposed(entry); // from here the key's next object may be created
             if (entry.permit != null) {
-                entry.permit.close();
+                entry.permit.close(); // first: a successor the retirement wakes finds it free
             }
+            slots.disposed(entry); // from here the key's next object may be created
             counters.disposed(entry.disposalCause());
         }
     }

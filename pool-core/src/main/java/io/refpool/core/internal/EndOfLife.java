@@ -132,7 +132,9 @@ final class EndOfLife<K, V> {
         } else if (entry.count() == 0 && capacity.waiters() > 0) {
             // a waiter came meanwhile and may have looked for idle objects before the put: either it
             // sees this object in the cache, or this thread sees it in line
-            dispose(entry, s, DisposalCause.CAPACITY, null, Uncache.YES);
+            if (!servedAtZero(entry, s)) { // a waiter for its own key takes it first
+                dispose(entry, s, DisposalCause.CAPACITY, null, Uncache.YES);
+            }
         }
     }
 
@@ -143,16 +145,22 @@ final class EndOfLife<K, V> {
      */
     private boolean servedAtZero(Entry<K, V> entry, AttachState s) {
         boolean mine = true; // whether settling count 0 is still up to this thread
-        for (Capacity.LineWaiter<K, V> waiter; (waiter = capacity.nextWaiting(entry.key)) != null; ) {
+        while (capacity.hasWaiting(entry.key)) {
             if (entry.retainLive(counters, s) < 0) {
-                return true; // a capacity reclaim disposed it meanwhile: nothing left to settle
+                // disposed meanwhile, or claimed by a revive check: the waiters stay in line (the
+                // check's pass serves them, its failure's disposal hands the permit on)
+                return true;
             }
-            if (capacity.serve(waiter, entry)) {
+            Capacity.LineWaiter<K, V> waiter = capacity.nextWaiting(entry.key);
+            if (waiter != null && capacity.serve(waiter, entry)) {
                 mine = false; // the waiter's reference now: its last release settles the next 0
             } else {
                 mine = entry.release() == 0; // the wait ended first; at 0 again it is this thread's again
                 if (mine) {
                     counters.reachedZero(s);
+                }
+                if (waiter == null) {
+                    break;
                 }
             }
         }

@@ -40,7 +40,12 @@ public interface PoolHooks {
          */
         FUNCTION_RETURNED,
         /** An acquire claimed an idle object for its revive check and has not yet checked it. */
-        REVIVE_CLAIMED
+        REVIVE_CLAIMED,
+        /**
+         * A disposed object's disposer returned and the object left its key's slot; its retirement
+         * is not yet complete (the key's waiters for it not yet woken).
+         */
+        SLOT_FREED
     }
 
     /**

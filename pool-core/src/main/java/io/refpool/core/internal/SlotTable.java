@@ -215,6 +215,9 @@ final class SlotTable<K, V> {
                         if (permit != null) {
                             permit.close();
                         }
+                        if (!entry.isRetired()) {
+                            capacity.published(entry); // live again: the key's waiters in line share it
+                        }
                         return entry;
                     }
                     if (checked != null) {
@@ -543,6 +546,7 @@ final class SlotTable<K, V> {
             // the disposed entry stays in its slot until the key's next acquire drops it
         }
         instances.remove(new Identity(entry.value));
+        pool.hook(PoolHooks.Point.SLOT_FREED);
         entry.retirement.complete(null);
     }
 
