@@ -269,4 +269,78 @@ class DrainerTest {
         assertEquals(PoolError.Kind.DRAINER_REJECTED, errors.get(0).kind());
         resources.assertAllDisposedOnceAttached();
     }
+
+    /** An executor that takes its first {@code drops} tasks and never runs them (a discard policy), then runs the rest. */
+    private static final class DroppingFirst implements java.util.concurrent.Executor {
+        final java.util.concurrent.atomic.AtomicInteger toDrop;
+        final java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+        final ExecutorService runner = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "test-drainer");
+            thread.setDaemon(true);
+            return thread;
+        });
+
+        DroppingFirst(int drops) {
+            toDrop = new java.util.concurrent.atomic.AtomicInteger(drops);
+        }
+
+        @Override
+        public void execute(Runnable task) {
+            taken.incrementAndGet();
+            if (toDrop.getAndDecrement() <= 0) {
+                runner.execute(task);
+            }
+        }
+    }
+
+    @Test
+    void aDelayedDrainTheExecutorDroppedDoesNotTurnTheDrainerOff() throws Exception {
+        DroppingFirst executor = new DroppingFirst(1);
+        try {
+            RefPool<String, Resource> pool = resources.build(resources
+                    .builder()
+                    .drainDelay(Duration.ofMillis(20))
+                    .drainThreshold(1_000)
+                    .executor(executor));
+            List<Handle<Resource>> handles = acquireAttached(pool, "a", "b");
+
+            handles.get(0).close(); // off the attachment: a delayed drain, which the executor drops
+            eventually().alias("the drain handed over").until(() -> executor.taken.get() >= 1);
+            handles.get(1).close();
+            eventually()
+                    .alias("both releases applied with nobody attaching")
+                    .until(() -> resources.disposalCount() == 2);
+            assertEquals(0, pool.stats().pendingDecrements());
+            resources.assertAllDisposedOnceAttached();
+        } finally {
+            executor.runner.shutdownNow();
+        }
+    }
+
+    @Test
+    void anUrgentDrainTheExecutorDroppedDoesNotTurnTheDrainerOffEvenAfterClose() throws Exception {
+        DroppingFirst executor = new DroppingFirst(1);
+        try {
+            RefPool<String, Resource> pool = resources.build(resources
+                    .builder()
+                    .drainDelay(Duration.ofMillis(20))
+                    .drainThreshold(1)
+                    .executor(executor));
+            List<Handle<Resource>> handles = acquireAttached(pool, "a", "b");
+
+            handles.get(0).close(); // at the threshold: an urgent drain, which the executor drops
+            assertEquals(1, executor.taken.get());
+            pool.close(); // applies a's release; b stays live
+            assertEquals(1, resources.disposalCount());
+            handles.get(1).close(); // after close: only a drain applies it
+            eventually().alias("b disposed after its last handle closed").until(() -> resources.disposalCount() == 2);
+            assertEquals(
+                    List.of(PoolError.Kind.HANDLES_OPEN_AT_CLOSE),
+                    resources.errors.stream().map(PoolError::kind).toList());
+            resources.errors.clear(); // b's handle was open at close, as this test means it to be
+            resources.assertAllDisposedOnceAttached();
+        } finally {
+            executor.runner.shutdownNow();
+        }
+    }
 }

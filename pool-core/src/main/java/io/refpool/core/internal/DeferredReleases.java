@@ -27,7 +27,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *   flag       to       by
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
  *   delayed    true     any other enqueue; the JDK's delay thread hands the drain on after the delay
- *   either     false    the drain it scheduled, first thing when it runs
+ *   either     false    the drain it scheduled, first thing when it runs; or, if the executor
+ *                      took that drain and has not started it one drain delay later, the
+ *                      watch that gives it up (then the watch hands a new drain over)
+ *
+ *   a drain handed to the executor: one CAS on its own "started" decides between its run and
+ *   its watch, so a dropped drain (a discard policy) never keeps its flag up for good, and a late
+ *   one that lost does nothing
  * </pre>
  *
  * <p><b>No lost drain.</b> A drain clears its flag and then reads the queue's volatile size; an
@@ -105,33 +111,47 @@ final class DeferredReleases<K, V> {
     }
 
     private void armTimer() {
+        if (!later(() -> submit(delayedScheduled))) {
+            delayedScheduled.set(false); // the next enqueue or attach takes over
+        }
+    }
+
+    /** Runs {@code task} on a drainer thread once the drain delay has passed. @return whether the timer was armed */
+    private boolean later(Runnable task) {
         try {
             CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::handOffFromTimer)
-                    .execute(() -> submit(delayedScheduled));
+                    .execute(task);
+            return true;
         } catch (Throwable timerFailed) {
-            delayedScheduled.set(false); // the next enqueue or attach takes over
             pool.report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
+            return false;
         }
     }
 
     /** Runs on the JDK's delay thread: a hand-off that cannot block, re-armed if it fails. */
-    private void handOffFromTimer(Runnable submit) {
+    private void handOffFromTimer(Runnable task) {
         try {
-            DrainerThreads.shared().execute(submit);
+            DrainerThreads.shared().execute(task);
         } catch (Throwable noThread) {
             pool.report(
                     PoolError.Kind.DRAINER_FAILED,
                     null,
                     "no drainer thread could take a delayed drain; retrying after the drain delay",
                     noThread);
-            armTimer();
+            later(task);
         }
     }
 
     private void submit(AtomicBoolean scheduled) {
-        Runnable drain = () -> drain(scheduled);
+        AtomicBoolean started = new AtomicBoolean();
+        Runnable drain = () -> {
+            if (started.compareAndSet(false, true)) { // else its watch gave it up: a newer drain runs
+                drain(scheduled);
+            }
+        };
         try {
             executor.execute(drain);
+            later(() -> giveUpIfNotStarted(scheduled, started));
             return;
         } catch (RejectedExecutionException rejected) {
             pool.report(
@@ -147,6 +167,21 @@ final class DeferredReleases<K, V> {
                     failed);
         }
         drain.run();
+    }
+
+    /**
+     * The watch of a drain the executor took: if it has not started after a drain delay (the
+     * executor dropped it, or is that busy), it is given up and, if releases are pending, a new
+     * one handed over.
+     */
+    private void giveUpIfNotStarted(AtomicBoolean scheduled, AtomicBoolean started) {
+        if (!started.compareAndSet(false, true)) {
+            return;
+        }
+        scheduled.set(false);
+        if (queue.volatileSize() > 0 && scheduled.compareAndSet(false, true)) {
+            submit(scheduled);
+        }
     }
 
     private void drain(AtomicBoolean scheduled) {
