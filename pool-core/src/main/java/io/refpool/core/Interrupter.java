@@ -21,7 +21,11 @@ package io.refpool.core;
  * returned, so it never acts on an object another call has taken meanwhile. It runs on the thread
  * that ended the call: the pool's timer thread for a time limit, the thread that cancelled the
  * token, the thread running {@code close(Duration)}; never holding a lock of the pool. Keep it
- * short: it delays the other timers of the pool while it runs. The function sees whatever the
+ * short: it delays the other timers of the pool while it runs. It must not wait for the call it
+ * stops, which holds its attachment until the interrupter returned: in {@code GLOBAL} mode it may
+ * not attach ({@code invalidate}, {@code clearIdle}, {@code flush} and {@code call} each wait for
+ * the gate), and in no mode may it call {@code stopTheWorld()}; return {@link Outcome#RETIRE}
+ * rather than invalidate. The function sees whatever the
  * engine does to it (GraalJS throws a {@code PolyglotException}, a LuaJ hook an error), and the
  * call completes with that, as the pool never replaces a function's outcome. The pool never
  * disposes an object under a running function: a retired object is disposed, with

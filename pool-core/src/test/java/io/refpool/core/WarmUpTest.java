@@ -332,6 +332,20 @@ class WarmUpTest {
     }
 
     @Test
+    void aWarmUpItsExecutorHasNotStartedFailsWhenThePoolClosesAndNeverWarmsAfter() throws Exception {
+        List<Runnable> taken = new ArrayList<>();
+        RefPool<String, Object> pool = pool(builder().executor(taken::add)); // takes it, never runs it by itself
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("a", "b"), CancellationToken.none()).toCompletableFuture();
+
+        pool.close();
+
+        assertInstanceOf(PoolClosedException.class, joinedFailure(warming));
+        taken.forEach(Runnable::run); // run late after all
+        assertEquals(0, created.get(), "a warm-up whose stage failed makes nothing");
+    }
+
+    @Test
     void badCallsAreRefusedAtTheCall() {
         RefPool<String, Object> cached = pool(builder());
         assertThrows(NullPointerException.class, () -> cached.warmUp(null, CancellationToken.none()));

@@ -113,7 +113,8 @@ final class PoolAssembly<K, V> {
         this.calls = new Calls<>(pool, attacher, acquirer, handles);
         this.asyncCalls = new AsyncCalls<>(pool, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
-        this.warmer = new Warmer<>(pool, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
+        this.warmer = new Warmer<>(
+                pool, closingToken, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
     }
 
     // the calls back up the order of construction

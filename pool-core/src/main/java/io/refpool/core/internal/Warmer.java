@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolError;
 import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Registration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -26,6 +27,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class Warmer<K, V> {
     private final PoolState pool;
+    /** Cancelled when the pool closes: fails a warm-up its executor has not started. */
+    private final CancellationToken closing;
+
     private final Attacher<K, V> attacher;
     private final SlotTable<K, V> slots;
     private final Handles<K, V> handles;
@@ -34,12 +38,14 @@ final class Warmer<K, V> {
 
     Warmer(
             PoolState pool,
+            CancellationToken closing,
             Attacher<K, V> attacher,
             SlotTable<K, V> slots,
             Handles<K, V> handles,
             Executor executor,
             boolean cached) {
         this.pool = pool;
+        this.closing = closing;
         this.attacher = attacher;
         this.slots = slots;
         this.handles = handles;
@@ -66,14 +72,23 @@ final class Warmer<K, V> {
             return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("warmUp(keys)")));
         }
         CompletableFuture<Integer> result = new CompletableFuture<>();
-        AtomicBoolean claimed = new AtomicBoolean(); // the task's run or the executor's failure: one decides
+        // the task's run, the executor's failure or the pool's close: one decides
+        AtomicBoolean claimed = new AtomicBoolean();
+        Registration onClose = closing.register(() -> {
+            if (claimed.compareAndSet(false, true)) { // an executor that dropped the task, or has not run it yet
+                result.completeExceptionally(new PoolClosedException(
+                        "pool '" + pool.name() + "' closed before its executor started warmUp(keys)"));
+            }
+        });
         try {
             executor.execute(() -> {
+                onClose.close();
                 if (claimed.compareAndSet(false, true)) {
                     run(copy, token, result);
                 }
             });
         } catch (Throwable rejected) {
+            onClose.close();
             if (claimed.compareAndSet(false, true)) { // an executor that took the task and then threw: it never runs
                 result.completeExceptionally(rejected);
             } else {
