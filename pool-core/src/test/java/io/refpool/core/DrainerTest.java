@@ -343,4 +343,25 @@ class DrainerTest {
             executor.runner.shutdownNow();
         }
     }
+
+    @Test
+    void aDroppedDrainIsGivenUpWithinASecondEvenWithALongDrainDelay() throws Exception {
+        DroppingFirst executor = new DroppingFirst(1);
+        try {
+            RefPool<String, Resource> pool = resources.build(resources
+                    .builder()
+                    .drainDelay(Duration.ofHours(1))
+                    .drainThreshold(1)
+                    .executor(executor));
+            Handle<Resource> handle = acquireAttached(pool, "a").get(0);
+
+            handle.close(); // at the threshold: an urgent drain, which the executor drops
+
+            eventually().alias("the dropped drain handed over again").until(() -> resources.disposalCount() == 1);
+            assertEquals(2, executor.taken.get(), "the dropped drain, then its replacement");
+            resources.assertAllDisposedOnceAttached();
+        } finally {
+            executor.runner.shutdownNow();
+        }
+    }
 }

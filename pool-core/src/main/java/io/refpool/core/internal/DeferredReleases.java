@@ -28,8 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
  *   delayed    true     any other enqueue; the JDK's delay thread hands the drain on after the delay
  *   either     false    the drain it scheduled, first thing when it runs; or, if the executor
- *                      took that drain and has not started it one drain delay later, the
- *                      watch that gives it up (then the watch hands a new drain over)
+ *                      took that drain and has not started it a drain delay later (at most a
+ *                      second), the watch that gives it up (then the watch hands a new drain over)
  *
  *   a drain handed to the executor: one CAS on its own "started" decides between its run and
  *   its watch, so a dropped drain (a discard policy) never keeps its flag up for good, and a late
@@ -60,6 +60,13 @@ final class DeferredReleases<K, V> {
     private final ReleaseQueue<Release> queue;
     private final Executor executor;
     private final long drainDelayNanos;
+    /**
+     * How long a drain the executor took may go unstarted before its watch gives it up: the drain
+     * delay, at most a second, so that the watches pending at once stay few (one per drain handed
+     * over in that time) even with a long drain delay.
+     */
+    private final long watchDelayNanos;
+
     private final int drainThreshold;
     private final AtomicBoolean delayedScheduled = new AtomicBoolean();
     private final AtomicBoolean urgentScheduled = new AtomicBoolean();
@@ -86,6 +93,7 @@ final class DeferredReleases<K, V> {
         this.attacher = attacher;
         this.executor = executor;
         this.drainDelayNanos = drainDelayNanos;
+        this.watchDelayNanos = Math.min(drainDelayNanos, TimeUnit.SECONDS.toNanos(1));
         this.drainThreshold = drainThreshold;
     }
 
@@ -111,15 +119,15 @@ final class DeferredReleases<K, V> {
     }
 
     private void armTimer() {
-        if (!later(() -> submit(delayedScheduled))) {
+        if (!later(drainDelayNanos, () -> submit(delayedScheduled))) {
             delayedScheduled.set(false); // the next enqueue or attach takes over
         }
     }
 
-    /** Runs {@code task} on a drainer thread once the drain delay has passed. @return whether the timer was armed */
-    private boolean later(Runnable task) {
+    /** Runs {@code task} on a drainer thread once {@code delayNanos} have passed. @return whether the timer was armed */
+    private boolean later(long delayNanos, Runnable task) {
         try {
-            CompletableFuture.delayedExecutor(drainDelayNanos, TimeUnit.NANOSECONDS, this::handOffFromTimer)
+            CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, this::handOffFromTimer)
                     .execute(task);
             return true;
         } catch (Throwable timerFailed) {
@@ -138,7 +146,7 @@ final class DeferredReleases<K, V> {
                     null,
                     "no drainer thread could take a delayed drain; retrying after the drain delay",
                     noThread);
-            later(task);
+            later(drainDelayNanos, task);
         }
     }
 
@@ -151,7 +159,7 @@ final class DeferredReleases<K, V> {
         };
         try {
             executor.execute(drain);
-            later(() -> giveUpIfNotStarted(scheduled, started));
+            later(watchDelayNanos, () -> giveUpIfNotStarted(scheduled, started));
             return;
         } catch (RejectedExecutionException rejected) {
             pool.report(
@@ -170,7 +178,7 @@ final class DeferredReleases<K, V> {
     }
 
     /**
-     * The watch of a drain the executor took: if it has not started after a drain delay (the
+     * The watch of a drain the executor took: if it has not started after the watch delay (the
      * executor dropped it, or is that busy), it is given up and, if releases are pending, a new
      * one handed over.
      */
