@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
  * final attach has applied what is pending, the object is disposed exactly when no handle to it is
  * open, never twice, and no release was applied to a count that did not hold it.
  *
- * <p>The drainer is kept out of the model (its executor drops the task), so only the modelled
- * threads apply releases.
+ * <p>The drainer is kept out of the model (its executor drops the task, and no watch is armed
+ * for it), so only the modelled threads apply releases.
  */
 @Param(name = "handle", gen = IntGen.class, conf = "0:1")
 public class HandleShareCloseLincheckTest {
@@ -39,6 +39,7 @@ public class HandleShareCloseLincheckTest {
     private final ConcurrentLinkedQueue<Handle<Object>> shares = new ConcurrentLinkedQueue<>();
 
     public HandleShareCloseLincheckTest() {
+        pool.core().unwatchDrainsForTests(); // no timer armed from the modelled threads
         try (Attachment attached = pool.attach()) {
             Handle<Object> first = pool.acquire("k");
             handles.add(first);

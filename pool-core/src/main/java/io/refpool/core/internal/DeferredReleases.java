@@ -27,13 +27,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *   flag       to       by
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
  *   delayed    true     any other enqueue; the JDK's delay thread hands the drain on after the delay
- *   either     false    the drain it scheduled, first thing when it runs; or, if the executor
- *                      took that drain and has not started it a drain delay later (at most a
- *                      second), the watch that gives it up (then the watch hands a new drain over)
+ *   either     false    the drain it scheduled, first thing when it runs, on the executor; or on
+ *                      a drainer thread, run there by the flag's watch if the executor took it
+ *                      and had not started it a drain delay later (a discard policy drops it)
  *
- *   a drain handed to the executor: one CAS on its own "started" decides between its run and
- *   its watch, so a dropped drain (a discard policy) never keeps its flag up for good, and a late
- *   one that lost does nothing
+ *   a drain handed to the executor: one CAS on its own "started" decides between the executor's
+ *   run and the watch's, so a dropped drain never keeps its flag up for good, and a late run by
+ *   the executor does nothing; one watch per flag is armed at a time
  * </pre>
  *
  * <p><b>No lost drain.</b> A drain clears its flag and then reads the queue's volatile size; an
@@ -60,16 +60,12 @@ final class DeferredReleases<K, V> {
     private final ReleaseQueue<Release> queue;
     private final Executor executor;
     private final long drainDelayNanos;
-    /**
-     * How long a drain the executor took may go unstarted before its watch gives it up: the drain
-     * delay, at most a second, so that the watches pending at once stay few (one per drain handed
-     * over in that time) even with a long drain delay.
-     */
-    private final long watchDelayNanos;
+    /** Whether drains handed to the executor are watched; off only in model-checking tests. */
+    private volatile boolean watching = true;
 
     private final int drainThreshold;
-    private final AtomicBoolean delayedScheduled = new AtomicBoolean();
-    private final AtomicBoolean urgentScheduled = new AtomicBoolean();
+    private final Schedule delayedScheduled = new Schedule();
+    private final Schedule urgentScheduled = new Schedule();
     /** Serializes flushes: each waits for the epoch it ended, and only one epoch is ended at a time. */
     private final ReentrantLock flushes = new ReentrantLock();
 
@@ -93,7 +89,6 @@ final class DeferredReleases<K, V> {
         this.attacher = attacher;
         this.executor = executor;
         this.drainDelayNanos = drainDelayNanos;
-        this.watchDelayNanos = Math.min(drainDelayNanos, TimeUnit.SECONDS.toNanos(1));
         this.drainThreshold = drainThreshold;
     }
 
@@ -150,16 +145,17 @@ final class DeferredReleases<K, V> {
         }
     }
 
-    private void submit(AtomicBoolean scheduled) {
-        AtomicBoolean started = new AtomicBoolean();
-        Runnable drain = () -> {
-            if (started.compareAndSet(false, true)) { // else its watch gave it up: a newer drain runs
-                drain(scheduled);
-            }
-        };
+    private void submit(Schedule schedule) {
+        Drain drain = new Drain(schedule);
+        boolean watched = watching;
         try {
+            if (watched) {
+                schedule.handedOver = drain; // before the watch's check below, which must see it
+            }
             executor.execute(drain);
-            later(watchDelayNanos, () -> giveUpIfNotStarted(scheduled, started));
+            if (watched) {
+                watch(schedule);
+            }
             return;
         } catch (RejectedExecutionException rejected) {
             pool.report(
@@ -177,22 +173,60 @@ final class DeferredReleases<K, V> {
         drain.run();
     }
 
-    /**
-     * The watch of a drain the executor took: if it has not started after the watch delay (the
-     * executor dropped it, or is that busy), it is given up and, if releases are pending, a new
-     * one handed over.
-     */
-    private void giveUpIfNotStarted(AtomicBoolean scheduled, AtomicBoolean started) {
-        if (!started.compareAndSet(false, true)) {
-            return;
-        }
-        scheduled.set(false);
-        if (queue.volatileSize() > 0 && scheduled.compareAndSet(false, true)) {
-            submit(scheduled);
+    void unwatchForTests() {
+        watching = false;
+    }
+
+    /** Arms the schedule's watch unless one is armed already: one per schedule at a time. */
+    private void watch(Schedule schedule) {
+        if (schedule.watched.compareAndSet(false, true) && !later(drainDelayNanos, () -> check(schedule))) {
+            schedule.watched.set(false);
         }
     }
 
-    private void drain(AtomicBoolean scheduled) {
+    /**
+     * The watch, on a drainer thread: a drain the executor took and has not started (it dropped it,
+     * or is that busy) runs here instead. The watch is disarmed before it reads the drain handed
+     * over, and a submit hands over before it tries to arm one, so a drain handed over while this
+     * watch was armed is either the one read here or has a watch of its own.
+     */
+    private void check(Schedule schedule) {
+        schedule.watched.set(false);
+        Drain drain = schedule.handedOver;
+        if (drain != null && !drain.get()) {
+            drain.run(); // its late run by the executor finds it started and does nothing
+        }
+    }
+
+    /** What a drain clears: its flag, and the watch of the drains handed over for it. */
+    private final class Schedule extends AtomicBoolean {
+        private static final long serialVersionUID = 1L;
+
+        /** The drain last handed to the executor. */
+        transient volatile Drain handedOver;
+        /** Whether a watch is armed. */
+        final AtomicBoolean watched = new AtomicBoolean();
+    }
+
+    /** One drain handed to the executor; its value, started, decides between the executor's run and the watch's. */
+    private final class Drain extends AtomicBoolean implements Runnable {
+        private static final long serialVersionUID = 1L;
+
+        private final transient Schedule schedule;
+
+        Drain(Schedule schedule) {
+            this.schedule = schedule;
+        }
+
+        @Override
+        public void run() {
+            if (compareAndSet(false, true)) {
+                drain(schedule);
+            }
+        }
+    }
+
+    private void drain(Schedule scheduled) {
         scheduled.set(false); // an enqueue from now on schedules again
         if (queue.volatileSize() == 0) {
             return;
