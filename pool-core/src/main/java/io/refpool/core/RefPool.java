@@ -220,7 +220,8 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Waits for the gate without parking a thread, then runs {@code fn} attached, on the thread that
      * granted the gate (the caller's, if it was free), and detaches when {@code fn} returns or throws.
-     * Async code never holds an attachment across a suspension.
+     * Async code never holds an attachment across a suspension. The token, or the caller completing
+     * the returned future (cancel, {@code orTimeout}), ends the wait, and {@code fn} then never runs.
      *
      * @param token cancels the wait
      * @param fn the attached work

@@ -59,4 +59,32 @@ class AsyncContractsTest {
         assertInstanceOf(PoolClosedException.class, failureOf(pool.callAsync("k", CancellationToken.none(), r -> 1)));
         assertThrows(NullPointerException.class, () -> pool.acquireAsync(null, CancellationToken.none()));
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void anAttachAsyncItsCallerCancelsWhileItWaitsNeverRunsAndKeepsNothing(AttachMode mode) throws Exception {
+        RefPool<String, Resource> pool = resources.pool(mode);
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CompletableFuture<Handle<Resource>> waiting;
+        try (Attachment world = pool.stopTheWorld()) {
+            waiting = pool.attachAsync(CancellationToken.none(), attached -> {
+                        ran.incrementAndGet();
+                        return pool.acquire("k");
+                    })
+                    .toCompletableFuture();
+            assertEquals(true, waiting.cancel(false), "still waiting for the gate");
+        }
+        try (Attachment attached = pool.attach()) {
+            pool.flush();
+        }
+        assertEquals(0, ran.get(), "fn never runs once its caller gave up");
+        assertEquals(0, pool.stats().live(), "no reference kept");
+        TestKit.fork("gate-check", () -> {
+                    pool.stopTheWorld(java.time.Duration.ofSeconds(5)).close();
+                    return null;
+                })
+                .join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
 }

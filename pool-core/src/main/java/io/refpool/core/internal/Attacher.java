@@ -3,6 +3,7 @@ package io.refpool.core.internal;
 import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.PoolClosedException;
+import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.time.Duration;
@@ -364,13 +365,20 @@ final class Attacher<K, V> {
         }
         // completed with the failure itself, not through a dependent stage, which would wrap it
         CompletableFuture<T> result = new CompletableFuture<>();
-        gates.waitAsync(token, exclusive).whenComplete((guard, failure) -> {
+        CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
+        gates.waitAsync(callerGaveUp.token(), exclusive).whenComplete((guard, failure) -> {
+            callerGaveUp.close();
             if (failure != null) {
                 result.completeExceptionally(Waits.unwrapped(failure));
+            } else if (result.isDone()) { // the caller completed it while the grant came: fn never runs
+                gates.leave(guard, exclusive);
             } else {
                 Waits.completeWith(result, () -> runAttached(guard, exclusive, fn));
             }
         });
+        // completed by the caller (cancel, complete, orTimeout): the wait ends; completed by the
+        // wait itself: the wait is over and this cancels nothing
+        result.whenComplete((value, failure) -> callerGaveUp.cancel());
         return result;
     }
 
