@@ -255,7 +255,6 @@ final class Handles<K, V> {
         return control.retireHeld(entry);
     }
 
-    /** {@return the calling thread's attach state of this pool} */
     /**
      * {@code work}, a wait for a section: with the calling thread's attachment suspended if it holds
      * a {@code GLOBAL} pool's gate ({@link Attacher#yieldsGate}), otherwise as it is.
