@@ -163,6 +163,29 @@ class SurfaceContractsTest {
         pool.close();
     }
 
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void anAttachmentClosedTwiceThrowsAndLeavesTheOneOpenAtItsLevelSince(AttachMode mode) {
+        RefPool<String, Resource> pool = pool(mode);
+        try (Attachment outer = pool.attach()) {
+            for (int round = 0; round < 3; round++) { // the level's scope objects are reused in turn
+                Attachment stale = pool.attach();
+                stale.close();
+                try (Attachment again = pool.attach()) { // the level the stale one had
+                    assertThrows(IllegalStateException.class, stale::close);
+                    Attachment inner = pool.attach();
+                    inner.close(); // the depth is still two: closing the innermost works
+                }
+                assertTrue(pool.isAttached());
+                try (Attachment sibling = pool.attach()) {
+                    assertTrue(pool.isAttached());
+                }
+            }
+        }
+        assertFalse(pool.isAttached());
+        pool.close();
+    }
+
     // ---------------------------------------------------------------- waits of unbounded length
 
     @ParameterizedTest

@@ -11,8 +11,11 @@ abstract class AttachScopeFields extends LinePad {
     final int slot;
     /** The nesting level this scope was last opened at. */
     int level;
-    /** The other scope of this slot, opened by the next attachment in it. */
+    /** The other scope of this slot. */
     AttachScope twin;
+
+    /** On the slot's first scope (the one in the thread's slots): whether its twin opens next. */
+    boolean twinsTurn;
 
     boolean open;
 

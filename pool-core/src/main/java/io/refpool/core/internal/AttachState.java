@@ -164,16 +164,24 @@ final class AttachState extends AttachStateFields {
         }
     }
 
-    /** {@return the scope object for nesting level {@code level} above {@code base}, reopened} */
+    /**
+     * {@return the scope object for nesting level {@code level} above {@code base}, reopened}: the
+     * slot's two scopes in turn. The turn is a flag on the slot's first scope, not the slot's
+     * array element, so reopening writes no reference: a reference store pays the collector's write
+     * barrier, which in G1 fences when the array and the scope sit in different old regions.
+     */
     AttachScope open(int level) {
         int slot = base + level - 1;
-        AttachScope[] slots = scopes;
-        AttachScope scope;
-        if (slot >= slots.length || (scope = slots[slot]) == null) {
-            scope = firstOpen(slot);
-            slots = scopes;
+        AttachScope first = secondSlot;
+        if (slot != 1 || first == null) {
+            AttachScope[] slots = scopes;
+            if (slot >= slots.length || (first = slots[slot]) == null) {
+                first = firstOpen(slot);
+            }
         }
-        slots[slot] = scope.twin; // the slot opens the other one next time
+        boolean twinsTurn = first.twinsTurn;
+        first.twinsTurn = !twinsTurn;
+        AttachScope scope = twinsTurn ? first.twin : first;
         scope.level = level;
         scope.open = true;
         return scope;
@@ -190,6 +198,10 @@ final class AttachState extends AttachStateFields {
         AttachScope twin = new AttachScope(this, slot);
         first.twin = twin;
         twin.twin = first;
+        scopes[slot] = first;
+        if (slot == 1) {
+            secondSlot = first;
+        }
         return first;
     }
 }

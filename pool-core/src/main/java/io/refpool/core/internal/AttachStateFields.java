@@ -37,8 +37,11 @@ abstract class AttachStateFields extends LinePad {
      */
     boolean asyncStep;
 
-    /** Per slot, the one of its two scope objects that the slot opens next ({@link AttachState#open}). */
+    /** Per slot, the first of its two scope objects, which holds whose turn it is ({@link AttachState#open}). */
     AttachScope[] scopes = new AttachScope[4];
+
+    /** {@code scopes[1]} once made: the slot of a nested attach at depth 1, read without the array. */
+    AttachScope secondSlot;
 
     /** Objects to dispose, run in a loop by the outermost disposal on this thread (no recursion). */
     ArrayDeque<Entry<?, ?>> disposals = new ArrayDeque<>();
