@@ -175,7 +175,9 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Opens a stop-the-world section: waits until no other thread is attached and keeps them out
      * until closed. The calling thread counts as attached inside. In {@link AttachMode#GLOBAL}
-     * mode this is {@link #attach()}.
+     * mode, where {@link #attach()} already lets one thread in, it differs only in keeping the gate
+     * while this thread's factories run and while it waits for a busy section, which a plain attachment
+     * gives up meanwhile; opened inside a plain attachment, it does so until it closes.
      *
      * @return the scope, to close on this thread
      * @throws IllegalStateException if the thread is already attached shared (it would wait for

@@ -183,6 +183,43 @@ class GateFreeFactoryTest {
     }
 
     @Test
+    void aStopTheWorldNestedInAnAttachmentKeepsTheGateWhileItsFactoryRunsAndOnlyUntilItCloses() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<Boolean> creator = fork("creator", () -> {
+            try (Attachment outer = pool.attach()) {
+                try (Attachment world = pool.stopTheWorld()) {
+                    pool.call("slow", object -> object);
+                }
+                boolean inTheStoppedWorld = attachedInFactory.get();
+                pool.call("slow-again", object -> object); // a plain level again: the gate is given up
+                return inTheStoppedWorld;
+            }
+        });
+        assertTrue(inFactory.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the factory ran");
+        try {
+            assertThrows(WaitTimeoutException.class, () -> pool.attach(Duration.ZERO), "nobody else gets in");
+        } finally {
+            finish.countDown();
+        }
+        assertTrue(creator.join(), "the first factory ran in the stopped world");
+        assertFalse(attachedInFactory.get(), "the second factory ran with the gate given up");
+        pool.close();
+    }
+
+    @Test
+    void aStopTheWorldLeftOpenInAClosureEndsWithItAndTheAttachmentGivesTheGateUpAgain() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        Forked<String> creator = fork("creator", () -> {
+            try (Attachment outer = pool.attach()) {
+                pool.attached(pool::stopTheWorld); // left open: it ends with the closure
+                return pool.call("slow", object -> object);
+            }
+        });
+        attachWhileTheFactoryRuns(creator);
+        pool.close();
+    }
+
+    @Test
     void closeWaitsForACreationWhoseFactoryGaveTheGateUp() throws Exception {
         RefPool<String, String> pool = pool(AttachMode.GLOBAL);
         Forked<String> creator = fork("creator", () -> {

@@ -41,7 +41,7 @@ final class AttachScope extends AttachScopeFields implements Attachment {
     public void close() {
         AttachState s = state;
         int depth = s.depth;
-        if (depth > 1 && open && s.base + depth - 1 == slot && Thread.currentThread() == s.thread) {
+        if (depth > 1 && open && !stopsWorld && s.base + depth - 1 == slot && Thread.currentThread() == s.thread) {
             open = false;
             s.depth = depth - 1;
             return;

@@ -19,6 +19,12 @@ abstract class AttachScopeFields extends LinePad {
 
     boolean open;
 
+    /**
+     * Whether this open scope is a {@code stopTheWorld()} nested in a plain {@code GLOBAL} attachment:
+     * closing it, or ending it with its closure, turns the thread's {@code exclusive} back off.
+     */
+    boolean stopsWorld;
+
     AttachScopeFields(AttachState state, int slot) {
         this.state = state;
         this.slot = slot;

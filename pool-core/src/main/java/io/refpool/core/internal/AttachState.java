@@ -105,7 +105,16 @@ final class AttachState extends AttachStateFields {
     /** The nested {@code scope} closed: the depth drops back below its level. */
     void leaveNested(AttachScope scope) {
         scope.open = false;
+        endsWorldStop(scope);
         depth = scope.level - 1;
+    }
+
+    /** A scope that stopped the world within a plain attachment ends: the attachment is plain again. */
+    private void endsWorldStop(AttachScope scope) {
+        if (scope.stopsWorld) {
+            scope.stopsWorld = false;
+            exclusive = false;
+        }
     }
 
     /** The outermost detach. @return the guard to close, or {@code null} to leave the gate raw */
@@ -150,9 +159,11 @@ final class AttachState extends AttachStateFields {
     void endScopesAbove(int level) {
         for (int slot = base + level; slot < base + depth && slot < scopes.length; slot++) {
             AttachScope scope = scopes[slot];
-            if (scope != null) {
+            if (scope != null) { // the open one of the two, not known here, ends; the other is closed already
                 scope.open = false;
                 scope.twin.open = false;
+                endsWorldStop(scope);
+                endsWorldStop(scope.twin);
             }
         }
     }

@@ -175,9 +175,12 @@ final class Attacher<K, V> {
         AttachState s = states.get();
         int depth = s.depth;
         if (depth > 0) {
-            if (exclusive && !s.exclusive && mode != AttachMode.GLOBAL) {
-                throw new IllegalStateException("stopTheWorld() on a thread that is already attached shared would wait"
-                        + " for itself: call it before attaching, or from a detached() section");
+            if (exclusive && !s.exclusive) {
+                if (mode != AttachMode.GLOBAL) {
+                    throw new IllegalStateException("stopTheWorld() on a thread that is already attached shared would"
+                            + " wait for itself: call it before attaching, or from a detached() section");
+                }
+                return stopTheWorldNested(s);
             }
             return attachNested(s);
         }
@@ -247,6 +250,19 @@ final class Attacher<K, V> {
     /** A nested attach: one level deeper, then the flag's check. The only place it is done. */
     private AttachScope attachNested(AttachState s) {
         AttachScope scope = s.enterNested();
+        applyIfDirty(s);
+        return scope;
+    }
+
+    /**
+     * A {@code stopTheWorld()} nested in a plain {@code GLOBAL} attachment: the thread holds the one
+     * gate already, and from this level until it closes keeps it while its factories run and while it
+     * waits for a section ({@link #yieldsGate}), as an outermost one does.
+     */
+    private AttachScope stopTheWorldNested(AttachState s) {
+        AttachScope scope = s.enterNested();
+        scope.stopsWorld = true;
+        s.exclusive = true;
         applyIfDirty(s);
         return scope;
     }
