@@ -221,7 +221,8 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Waits for the gate without parking a thread, then runs {@code fn} attached, on the thread that
-     * granted the gate (the caller's, if it was free), and detaches when {@code fn} returns or throws.
+     * granted the gate (the caller's, if it was free), and detaches when {@code fn} returns or throws;
+     * if that thread gave the gate up for its factory or a section wait, on a thread of its own.
      * Async code never holds an attachment across a suspension. The token, or the caller completing
      * the returned future (cancel, {@code orTimeout}), ends the wait, and {@code fn} then never runs.
      *

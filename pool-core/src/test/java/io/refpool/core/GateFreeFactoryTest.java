@@ -220,6 +220,32 @@ class GateFreeFactoryTest {
     }
 
     @Test
+    void anAttachAsyncGrantedWhenAFactoryGivesTheGateUpRunsOnAThreadOfItsOwnNotBeforeThatFactory() throws Exception {
+        RefPool<String, String> pool = pool(AttachMode.GLOBAL);
+        finish.countDown(); // the factory returns at once
+        CountDownLatch attached = new CountDownLatch(1);
+        CountDownLatch queued = new CountDownLatch(1);
+        Forked<String> creator = fork("creator", () -> {
+            try (Attachment outer = pool.attach()) {
+                attached.countDown();
+                assertTrue(queued.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+                return pool.call("slow", object -> object); // gives the gate up for the factory
+            }
+        });
+        assertTrue(attached.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        CompletionStage<String> async = pool.attachAsync(CancellationToken.none(), attachment -> {
+            ranOn.set(Thread.currentThread());
+            return pool.call("slow", object -> object); // the creator's object: waits for its factory
+        });
+        queued.countDown(); // the async attach waits in line for the gate the creator holds
+        assertEquals("object of slow", creator.join());
+        assertEquals("object of slow", async.toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertTrue(ranOn.get() != creator.thread, "the function did not run on the thread that gave the gate up");
+        pool.close();
+    }
+
+    @Test
     void closeWaitsForACreationWhoseFactoryGaveTheGateUp() throws Exception {
         RefPool<String, String> pool = pool(AttachMode.GLOBAL);
         Forked<String> creator = fork("creator", () -> {

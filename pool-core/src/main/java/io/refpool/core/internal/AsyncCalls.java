@@ -18,7 +18,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code callAsync}: the closure API without a parked thread. It takes what {@code pool.call}
@@ -49,8 +48,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * does: a section is waited for only while the gate is held.
  */
 public final class AsyncCalls<K, V> {
-    private static final AtomicInteger FALLBACK_THREADS = new AtomicInteger();
-
     private final PoolState pool;
     /** Cancelled when the pool closes: ends every wait of a callAsync. */
     private final CancellationToken closing;
@@ -349,10 +346,7 @@ public final class AsyncCalls<K, V> {
                 }
             };
             try {
-                Thread thread = new Thread(
-                        own, "refpool-call-" + FALLBACK_THREADS.incrementAndGet() + " (pool '" + pool.name() + "')");
-                thread.setDaemon(true);
-                thread.start();
+                OwnThreads.start("call", pool.name(), own);
             } catch (Throwable noThread) { // nothing can run the function: release all, fail the call
                 if (claim()) {
                     releaseAll();

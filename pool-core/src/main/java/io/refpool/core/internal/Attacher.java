@@ -388,6 +388,8 @@ final class Attacher<K, V> {
                 result.completeExceptionally(Waits.unwrapped(failure));
             } else if (result.isDone()) { // the caller completed it while the grant came: fn never runs
                 gates.leave(guard, exclusive);
+            } else if (states.get().poolSuspensions > 0) {
+                runOnThreadOfItsOwn(guard, exclusive, fn, result);
             } else {
                 Waits.completeWith(result, () -> runAttached(guard, exclusive, fn));
             }
@@ -396,6 +398,23 @@ final class Attacher<K, V> {
         // wait itself: the wait is over and this cancels nothing
         result.whenComplete((value, failure) -> callerGaveUp.cancel());
         return result;
+    }
+
+    /**
+     * Runs a granted {@code fn} on a thread of its own: the grant came from a thread that gave the gate
+     * up inside the pool (for its factory, or to wait for a section), and running {@code fn} there would
+     * hold that factory or wait up, and fail any use of the object it is creating ("would wait for
+     * itself"). If no thread can be started, the gate is given back and the call fails.
+     */
+    private <T> void runOnThreadOfItsOwn(
+            Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn, CompletableFuture<T> result) {
+        try {
+            OwnThreads.start(
+                    "attach", pool.name(), () -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
+        } catch (Throwable noThread) {
+            gates.leave(guard, exclusive);
+            result.completeExceptionally(noThread);
+        }
     }
 
     /**
