@@ -12,13 +12,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import io.refpool.testkit.TestKit;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MonitorInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -195,5 +200,50 @@ class CallAsyncPlacementTest {
                 errors.stream()
                         .filter(e -> e.kind() == PoolError.Kind.CALL_EXECUTOR_FAILED)
                         .count());
+    }
+
+    @Test
+    void anAttachAsyncGrantedWhenACallAsyncGivesTheGateBackRunsWithoutAMonitorOfThePool() throws Exception {
+        ExecutorService callThreads = Executors.newSingleThreadExecutor();
+        RefPool<String, Object> pool = RefPool.<String, Object>builder(key -> new Object())
+                .attachMode(AttachMode.GLOBAL)
+                .callExecutor(callThreads)
+                .build();
+        try {
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch finish = new CountDownLatch(1);
+            // the gate is free: the call holds it through the guard of an immediate entry
+            CompletionStage<Object> first = pool.callAsync("k", CancellationToken.none(), engine -> {
+                running.countDown();
+                assertTrue(finish.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+                return null;
+            });
+            assertTrue(running.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            // queued behind the call's hold; granted, and run, by the call's release of the gate
+            CompletionStage<List<String>> second =
+                    pool.attachAsync(CancellationToken.none(), attachment -> poolMonitorsHeld());
+            finish.countDown();
+            first.toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            // a virtual thread that parks inside a monitor pins its carrier before JDK 24
+            assertEquals(List.of(), second.toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        } finally {
+            pool.close();
+            callThreads.shutdownNow();
+        }
+    }
+
+    /** {@return the pool's monitors the calling thread holds, with where it took each} */
+    private static List<String> poolMonitorsHeld() {
+        @SuppressWarnings("deprecation") // threadId() is JDK 19+
+        long id = Thread.currentThread().getId();
+        List<String> held = new ArrayList<>();
+        for (MonitorInfo monitor : ManagementFactory.getThreadMXBean()
+                .getThreadInfo(new long[] {id}, true, false)[0]
+                .getLockedMonitors()) {
+            if (monitor.getClassName().startsWith("io.refpool.")) {
+                held.add(monitor.getClassName() + " at " + monitor.getLockedStackFrame());
+            }
+        }
+        return held;
     }
 }

@@ -6,6 +6,8 @@ import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import io.refpool.sync.WaitTimeoutException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -224,17 +226,26 @@ final class GateWaits {
 
     /** The gate entered at once by {@link #holdGate}: left once, by its close. */
     private final class Entered implements Guard {
+        private static final VarHandle LEFT =
+                FieldHandles.find(MethodHandles.lookup(), Entered.class, "left", boolean.class);
+
         private final boolean exclusive;
-        private boolean left;
+
+        @SuppressWarnings("unused") // accessed through LEFT
+        private volatile boolean left;
 
         Entered(boolean exclusive) {
             this.exclusive = exclusive;
         }
 
+        /**
+         * Leaves the gate once. No monitor is held while it does: leaving grants the next waiter,
+         * whose continuation (a caller's {@code attachAsync} function among them) runs on this
+         * thread, and a virtual thread that parks inside a monitor pins its carrier before JDK 24.
+         */
         @Override
-        public synchronized void close() {
-            if (!left) {
-                left = true;
+        public void close() {
+            if (!left && LEFT.compareAndSet(this, false, true)) {
                 gate.leave(exclusive);
             }
         }
