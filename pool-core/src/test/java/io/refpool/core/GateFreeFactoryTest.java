@@ -17,6 +17,7 @@ import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -243,6 +244,41 @@ class GateFreeFactoryTest {
         assertEquals("object of slow", async.toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS));
         assertTrue(ranOn.get() != creator.thread, "the function did not run on the thread that gave the gate up");
         pool.close();
+    }
+
+    @Test
+    void aFactoryThatClosesThePoolWhileAnotherThreadClosesItReturnsAndBothClosesEnd() throws Exception {
+        AtomicReference<RefPool<String, Object>> self = new AtomicReference<>();
+        CountDownLatch factoryStarted = new CountDownLatch(1);
+        CompletableFuture<Void> factoryCloseReturned = new CompletableFuture<>();
+        RefPool<String, Object> pool = RefPool.<String, Object>builder(key -> {
+                    factoryStarted.countDown();
+                    RefPool<String, Object> p = self.get();
+                    eventually().until(p::isClosed); // the other thread's close is under way
+                    p.close(); // that close waits for this creation: this one must not wait for it
+                    factoryCloseReturned.complete(null);
+                    return new Object();
+                })
+                .attachMode(AttachMode.GLOBAL)
+                .build();
+        self.set(pool);
+        Forked<Void> acquirer = fork("acquirer", () -> {
+            try (Attachment attached = pool.attach()) {
+                pool.acquire("k").close();
+            } catch (PoolClosedException closedMeanwhile) {
+                // the pool closed while the object was made
+            }
+            return null;
+        });
+        assertTrue(factoryStarted.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        Forked<Void> closer = fork("closer", () -> {
+            pool.close();
+            return null;
+        });
+        factoryCloseReturned.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        closer.join();
+        acquirer.join();
+        assertTrue(pool.isClosed());
     }
 
     @Test

@@ -104,6 +104,16 @@ final class Attacher<K, V> {
     }
 
     /**
+     * {@return whether the calling thread is attached, or suspended by the pool itself (a
+     * {@code GLOBAL} factory, a wait for a section)}: a close running elsewhere may wait for such a
+     * thread (for its gate-free creation), so that thread must not wait for the close
+     */
+    boolean isAttachedOrSuspendedByPool() {
+        AttachState s = states.get();
+        return s.depth > 0 || s.poolSuspensions > 0;
+    }
+
+    /**
      * Drops the calling thread's state for this pool unless it is attached (the pool closed), or
      * suspended: a {@code detached()} section or a factory closed the pool, and the attachment it
      * suspended is taken back, in this state, when it returns.

@@ -390,13 +390,14 @@ public final class PoolCore<K, V> implements PoolState {
     /**
      * Closes the pool. A close called while another thread's close is running waits for it to
      * finish, so that whichever returns first, the pool is closed; unless the calling thread is
-     * attached to this pool or is running that close (a disposer, say), where waiting would wait
-     * for itself: then it returns at once.
+     * attached to this pool, is running that close (a disposer, say), or runs a factory with its
+     * attachment suspended by the pool (in {@code GLOBAL} mode), which that close waits for: waiting
+     * would wait for itself, so it returns at once.
      */
     public void close() {
         shutdown.close(
                 this::failWaitersDrainAndDispose,
-                this::isAttached,
+                attacher::isAttachedOrSuspendedByPool,
                 () -> {
                     if (observer != null) {
                         observer.poolClosed();
