@@ -58,6 +58,11 @@ final class RunControl<K, V> {
     private final SectionHooks<? super K, ? super V> hooks;
     /** The calls running now, for a bounded close; {@code null} without an interrupter. */
     private final Set<Run> running;
+    /**
+     * Set by a bounded close at its limit, before it interrupts the runs it finds: a call whose run
+     * registers after that (it was still in its waits at the limit) never starts its function.
+     */
+    private volatile boolean stopAll;
 
     RunControl(
             PoolState pool,
@@ -77,6 +82,11 @@ final class RunControl<K, V> {
             return null;
         }
         return new RunControl<>(pool, control, settings.interrupter(), settings.sectionHooks());
+    }
+
+    /** {@return whether the pool has an interrupter}: then a call's limit bounds its function too */
+    boolean interrupts() {
+        return interrupter != null;
     }
 
     // ---------------------------------------------------------------- section hooks
@@ -162,6 +172,9 @@ final class RunControl<K, V> {
         }
         if (token.canBeCancelled()) {
             run.registration = token.register(run);
+        }
+        if (stopAll) { // the bounded close reached its limit while this call waited
+            run.run();
         }
         pool.hook(PoolHooks.Point.FUNCTION_STARTING);
         if (!run.state.compareAndSet(STARTING, RUNNING)) { // stopped in the meantime: fn never starts
@@ -263,6 +276,7 @@ final class RunControl<K, V> {
         if (interrupter == null) {
             return;
         }
+        stopAll = true; // before the scan: a run registered after it sees the flag, one before it is found
         for (Run run : running) {
             run.run();
         }
