@@ -85,7 +85,9 @@ public final class AsyncCalls<K, V> {
      * the stage then fails with a {@link WaitTimeoutException}. The timer starts once the call has
      * taken what was free at once, so a zero timeout means "only if nothing needs waiting for". The
      * limit bounds the waits, never the function: a function already handed to the call executor
-     * runs to its end.
+     * runs to its end. With an interrupter the limit bounds the function too, so the timer starts
+     * with the call: a function the executor starts, or even finishes, before this method returns
+     * is timed, and a zero limit fails the call without running it.
      */
     public <T> CompletionStage<T> callAsyncWithin(
             K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
@@ -100,6 +102,11 @@ public final class AsyncCalls<K, V> {
         WaitTimeoutException timedOut = new WaitTimeoutException(
                 "key " + Keys.describe(key) + " (its object, the gate and its section) in pool '" + pool.name() + "'",
                 timeout); // the caller's stack
+        boolean boundsFunction = runs != null && runs.interrupts();
+        if (boundsFunction) {
+            // the limit bounds the function too: it runs from the call (see above)
+            timer.cancelAfter(timeout);
+        }
         CompletableFuture<T> calling = this.<T>callAsync(key, timer.token(), fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
@@ -118,7 +125,7 @@ public final class AsyncCalls<K, V> {
                 timer.cancel(); // the caller gave up: end the waits; the outcome above is ignored
             }
         });
-        if (!calling.isDone()) {
+        if (!boundsFunction && !calling.isDone()) {
             try {
                 timer.cancelAfter(timeout);
             } catch (IllegalStateException closedMeanwhile) {
