@@ -782,7 +782,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * on, on a thread of its own, and finishes (disposing the remaining idle objects) when the last
      * of them leaves. At the limit, the pool's {@linkplain Builder#interrupter interrupter}, if
      * set, is called (on this thread) for every call whose function still runs; without one, a
-     * running call is not stopped. Either way its object is disposed after it returns.
+     * running call is not stopped. Either way its object is disposed after it returns. Called on a
+     * thread the close would wait for (one attached to this pool, a factory's, or a disposer run by
+     * the close), it closes as {@code close()} does there, without waiting, and interrupts nothing.
      *
      * <pre>{@code
      * if (!pool.close(Duration.ofSeconds(5))) {

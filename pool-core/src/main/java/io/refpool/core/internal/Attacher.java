@@ -195,7 +195,7 @@ final class Attacher<K, V> {
             return attachNested(s);
         }
         if (!internal) {
-            checkOpen("attach()");
+            checkOpen(exclusive ? "stopTheWorld()" : "attach()");
         }
         Guard guard = timeout == null ? gates.enter(token, exclusive, internal) : gates.enterWithin(timeout, exclusive);
         if (!internal && pool.isClosed()) {

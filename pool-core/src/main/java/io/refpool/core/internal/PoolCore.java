@@ -230,7 +230,7 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     public Attachment stopTheWorld(CancellationToken token) {
-        refuseCancelled(token, "exclusive");
+        refuseCancelled(token, "stopTheWorld");
         return attacher.attach(token, true, false);
     }
 
@@ -415,12 +415,17 @@ public final class PoolCore<K, V> implements PoolState {
      * @return whether the pool is closed
      */
     public boolean close(Duration timeout) {
-        return shutdown.closeWithin(timeout, this::close, "refpool-close (pool '" + name + "')", () -> {
-            asyncCalls.abandonQueued(); // functions the call executor never started: given back
-            if (runs != null) {
-                runs.interruptAll(); // the calls still running at the limit, on this thread
-            }
-        });
+        return shutdown.closeWithin(
+                timeout,
+                this::close,
+                attacher::isAttachedOrSuspendedByPool,
+                "refpool-close (pool '" + name + "')",
+                () -> {
+                    asyncCalls.abandonQueued(); // functions the call executor never started: given back
+                    if (runs != null) {
+                        runs.interruptAll(); // the calls still running at the limit, on this thread
+                    }
+                });
     }
 
     private void failWaitersDrainAndDispose() {

@@ -68,14 +68,21 @@ final class Shutdown {
 
     /**
      * {@code close(Duration)}: starts {@code close} on a thread of its own if nobody closes yet, waits
-     * at most {@code timeout} for the latch, and runs {@code atLimit} if it is still shut then.
+     * at most {@code timeout} for the latch, and runs {@code atLimit} if it is still shut then. On a
+     * thread that close would wait for ({@code attached}, or the closer itself) it runs {@code close}
+     * on the calling thread instead, which never waits for itself, and only reports the state.
      *
      * @return whether the pool is closed
      */
-    boolean closeWithin(Duration timeout, Runnable close, String threadName, Runnable atLimit) {
+    boolean closeWithin(
+            Duration timeout, Runnable close, BooleanSupplier attached, String threadName, Runnable atLimit) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("close(timeout) with a negative timeout: " + timeout);
+        }
+        if (closer == Thread.currentThread() || attached.getAsBoolean()) {
+            close.run(); // as close() on this thread: the close it starts or joins never waits for its caller
+            return closed.getCount() == 0;
         }
         long nanos = timeout.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 2 : timeout.toNanos();
         if (state.get() == OPEN) {
