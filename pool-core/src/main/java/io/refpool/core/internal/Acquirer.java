@@ -149,6 +149,14 @@ final class Acquirer<K, V> {
                     // very key, which created it meanwhile: share that object
                     continue;
                 }
+                // nothing in use may be idle, but an object another thread claimed for disposal still
+                // holds its permit until its disposer returns: wait for that, then look again; not from
+                // inside a disposer, whose thread another disposer's acquire may be waiting for
+                Entry<K, V> inFlight = s.disposing ? null : slots.disposalInFlight();
+                if (inFlight != null) {
+                    slots.await(inFlight.key, inFlight.retirement, s);
+                    continue;
+                }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
                         + capacity.maxObjects() + " objects pool '" + pool.name()
                         + "' may hold are in use and none is idle; an"

@@ -291,6 +291,23 @@ final class SlotTable<K, V> {
     }
 
     /**
+     * {@return an object that another thread claimed for disposal and whose disposal has not
+     * finished}, its permit not yet given back, or {@code null}: a scan of every object not disposed
+     * yet, made only by an attached acquire about to refuse for capacity. This thread's own claims
+     * (waiting in its disposal loop) are not returned: it would wait for itself.
+     */
+    Entry<K, V> disposalInFlight() {
+        Thread me = Thread.currentThread();
+        for (Entry<K, V> entry : instances.values()) {
+            int count = entry.count();
+            if (count < 0 && !Entry.isChecking(count) && !entry.retirement.isDone() && entry.retirement.runner != me) {
+                return entry;
+            }
+        }
+        return null;
+    }
+
+    /**
      * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
      * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
      * creation while holding it, except a section holder in the shared modes, which never waits for
