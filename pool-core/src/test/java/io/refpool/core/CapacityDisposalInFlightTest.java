@@ -30,16 +30,7 @@ class CapacityDisposalInFlightTest {
 
         CountDownLatch inDisposer = new CountDownLatch(1);
         CountDownLatch disposerMayReturn = new CountDownLatch(1);
-        engine.afterDispose = session -> {
-            if (session.key.equals("a")) {
-                inDisposer.countDown();
-                try {
-                    disposerMayReturn.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        };
+        holdDisposerOf("a", engine, inDisposer, disposerMayReturn);
         // another attached thread claims "a" (as a drainer applying its expiry would) and is held in its disposer
         Forked<Void> disposer = unstartedRun("disposer", pool::clearIdle);
         disposer.start();
@@ -74,16 +65,7 @@ class CapacityDisposalInFlightTest {
 
         CountDownLatch inDisposer = new CountDownLatch(1);
         CountDownLatch disposerMayReturn = new CountDownLatch(1);
-        engine.afterDispose = session -> {
-            if (session.key.equals("a")) {
-                inDisposer.countDown();
-                try {
-                    disposerMayReturn.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        };
+        holdDisposerOf("a", engine, inDisposer, disposerMayReturn);
         // another thread idles "a", which the cache evicts at once, and applies that queued eviction as
         // it detaches, as the drainer would: it is held in the disposer of "a"
         Forked<Void> drainer = unstartedRun(
@@ -108,5 +90,19 @@ class CapacityDisposalInFlightTest {
         pool.close();
         engine.assertAllDisposedExactlyOnce();
         assertTrue(engine.violations.isEmpty(), engine.violations::toString);
+    }
+
+    /** Holds the disposer of {@code key}'s object until {@code mayReturn} opens; {@code entered} opens first. */
+    private static void holdDisposerOf(String key, Engine engine, CountDownLatch entered, CountDownLatch mayReturn) {
+        engine.afterDispose = session -> {
+            if (session.key.equals(key)) {
+                entered.countDown();
+                try {
+                    mayReturn.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
     }
 }
