@@ -82,7 +82,8 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
         /**
          * The validator threw while checking an idle object (which was then disposed as {@link
          * DisposalCause#FAILED_VALIDATION}), or the ticker threw while the pool read an object's
-         * age (the object was kept).
+         * age (the object was kept) or timed a new one (before its factory ran: nothing was made,
+         * and the caller got the exception too).
          */
         REVIVE_CHECK_FAILED
     }

@@ -378,7 +378,7 @@ public final class RefPool<K, V> implements AutoCloseable {
             throws E {
         Objects.requireNonNull(fn, "fn");
         long started = System.nanoTime();
-        Handle<V> handle = acquire(key, timeout); // checks key and timeout
+        Handle<V> handle = core.acquireForCall(key, timeout); // checks key and timeout
         return core.calls().callWithin(handle, timeout, started + saturatedNanos(timeout), fn); // closes the handle
     }
 
@@ -1046,7 +1046,9 @@ public final class RefPool<K, V> implements AutoCloseable {
         /**
          * Sets the pool's time source, read for {@link #maxLifetime}; it is also the idle cache's,
          * unless the {@link #idle idle} configurer sets one of its own. A ticker that throws is
-         * reported as {@link PoolError.Kind#REVIVE_CHECK_FAILED} and the object it timed is kept.
+         * reported as {@link PoolError.Kind#REVIVE_CHECK_FAILED}: reading an object's age, the object
+         * is kept; timing a new object, the acquire fails with the ticker's exception before the
+         * factory runs, and nothing is made.
          * Default: {@link Ticker#systemTicker()}.
          *
          * <pre>{@code

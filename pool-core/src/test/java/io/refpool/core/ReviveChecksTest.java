@@ -379,6 +379,9 @@ class ReviveChecksTest {
         failing.set(1);
         assertThrows(IllegalStateException.class, () -> current(pool, "k"), "read before the factory");
         assertEquals(0, created.get());
+        PoolError clock = errors.get(errors.size() - 1);
+        assertEquals(PoolError.Kind.REVIVE_CHECK_FAILED, clock.kind(), "the ticker's failure, not the factory's");
+        assertTrue(clock.message().contains("the ticker failed"), clock.message());
         Handle<Object> held = acquire(pool, "k"); // the one permit was given back
         Object kept = held.get();
         failing.set(1);
@@ -412,7 +415,11 @@ class ReviveChecksTest {
         Object second = current(pool, "k");
         assertNotSame(first, second);
         assertEquals(DisposalCause.FAILED_VALIDATION, disposed.get(first));
-        assertTrue(errors.stream().anyMatch(e -> e.cause() instanceof IllegalStateException), errors.toString());
+        assertTrue(
+                errors.stream()
+                        .anyMatch(e -> e.cause() instanceof IllegalStateException
+                                && e.cause().getMessage().contains("the validator acquired its own key")),
+                errors.toString());
         pool.close();
     }
 

@@ -209,8 +209,17 @@ final class Acquirer<K, V> {
         return handle;
     }
 
-    /** {@code pool.acquire(key, timeout)}: {@link #acquireWithin}, its wait recorded if timings are on. */
-    Handle<V> acquireWithinTimed(K key, Duration timeout) {
+    /**
+     * {@code pool.acquire(key, timeout)}, or the acquire of {@code pool.call(key, timeout, fn)} as
+     * {@code operation} names it: {@link #acquireWithin}, its wait recorded if timings are on.
+     */
+    Handle<V> acquireWithinTimed(K key, Duration timeout, String operation) {
+        Objects.requireNonNull(key, "key");
+        Waits.checked(timeout); // at the call, before any attach
+        if (pool.isClosed()) {
+            throw new PoolClosedException(
+                    pool.onClosedPool(operation + "(" + Keys.describe(key) + ", " + timeout + ")"));
+        }
         long begun = clock();
         Handle<V> handle = acquireWithin(key, timeout);
         if (begun != 0) {

@@ -5,6 +5,7 @@ import io.refpool.core.AttachedWork;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.PoolBiFunction;
+import io.refpool.core.PoolClosedException;
 import io.refpool.core.PoolFunction;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
@@ -184,6 +185,10 @@ public final class Calls<K, V> {
         Objects.requireNonNull(second, "second");
         Objects.requireNonNull(fn, "fn");
         boolean oneKey = first.equals(second); // before anything is taken: a key that throws changes nothing
+        if (pool.isClosed()) {
+            throw new PoolClosedException(
+                    pool.onClosedPool("call(" + Keys.describe(first) + ", " + Keys.describe(second) + ")"));
+        }
         Attachment attachment = attacher.attach(CancellationToken.none(), false, false);
         try {
             AttachState s = attacher.state();

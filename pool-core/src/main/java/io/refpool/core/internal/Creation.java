@@ -13,6 +13,9 @@ final class Creation<K, V> extends CompletableFuture<Entry<K, V>> implements Slo
     /** Whether this is a disposal under way rather than a creation. */
     final boolean retirement;
 
+    /** Whether this is the check of an idle object being revived (its validator), not a creation. */
+    final boolean check;
+
     /**
      * The thread running the factory, or the disposal; a synchronous acquire of the key there would
      * wait for itself. A retirement's is set by the thread that claims the disposal.
@@ -26,12 +29,27 @@ final class Creation<K, V> extends CompletableFuture<Entry<K, V>> implements Slo
     final boolean gateFree;
 
     Creation(Thread runner, boolean retirement) {
-        this(runner, retirement, false);
+        this(runner, retirement, false, false);
     }
 
     Creation(Thread runner, boolean retirement, boolean gateFree) {
+        this(runner, retirement, gateFree, false);
+    }
+
+    private Creation(Thread runner, boolean retirement, boolean gateFree, boolean check) {
         this.runner = runner;
         this.retirement = retirement;
         this.gateFree = gateFree;
+        this.check = check;
+    }
+
+    /** {@return the check of an idle object that the calling thread revives} */
+    static <K, V> Creation<K, V> check() {
+        return new Creation<>(Thread.currentThread(), false, false, true);
+    }
+
+    /** {@return what this is, for a message}: "creation", "disposal" or "check" */
+    String what() {
+        return retirement ? "disposal" : check ? "check" : "creation";
     }
 }

@@ -281,7 +281,12 @@ public final class PoolCore<K, V> implements PoolState {
 
     /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithinTimed}. */
     public Handle<V> acquire(K key, Duration timeout) {
-        return acquirer.acquireWithinTimed(key, timeout);
+        return acquirer.acquireWithinTimed(key, timeout, "acquire");
+    }
+
+    /** The acquire of {@code call(key, timeout, fn)}: see {@link Acquirer#acquireWithinTimed}. */
+    public Handle<V> acquireForCall(K key, Duration timeout) {
+        return acquirer.acquireWithinTimed(key, timeout, "call");
     }
 
     /** {@code pool.warmUp(keys, token)}: see {@link Warmer}. */

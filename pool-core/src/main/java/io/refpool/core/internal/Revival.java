@@ -131,7 +131,7 @@ final class Revival<K, V> {
     Attempt revive(Entry<K, V> entry) {
         int count = entry.count();
         if (count == 0) {
-            Creation<K, V> pending = new Creation<>(Thread.currentThread(), false);
+            Creation<K, V> pending = Creation.check();
             if (!entry.claimForCheck(pending)) {
                 return null;
             }

@@ -324,9 +324,13 @@ final class SlotTable<K, V> {
                                     + ") on the thread that is disposing that key's object (from a"
                                     + " disposer of this thread's disposal loop): the key's next object is created only after"
                                     + " the disposer returns, so it would wait for itself"
-                            : "acquire(" + Keys.describe(key)
-                                    + ") on the thread that is creating that key's object (the"
-                                    + " factory acquired its own key): it would wait for itself");
+                            : creation.check
+                                    ? "acquire(" + Keys.describe(key)
+                                            + ") on the thread that is checking that key's idle object (the"
+                                            + " validator acquired its own key): it would wait for itself"
+                                    : "acquire(" + Keys.describe(key)
+                                            + ") on the thread that is creating that key's object (the"
+                                            + " factory acquired its own key): it would wait for itself");
         }
         if (!creation.isDone()) {
             if (!attacher.isGlobal() && attacher.sectionHeldBy() != null) {
@@ -353,8 +357,8 @@ final class SlotTable<K, V> {
             creation.get();
         } catch (InterruptedException e) {
             throw Waits.interrupted(
-                    (creation.retirement ? "the disposal of the object of key " : "the creation of the object of key ")
-                            + Keys.describe(key) + " in pool '" + pool.name() + "'",
+                    "the " + creation.what() + " of the object of key " + Keys.describe(key) + " in pool '"
+                            + pool.name() + "'",
                     e);
         } catch (ExecutionException | CancellationException failed) {
             // done: the caller reads the outcome
@@ -443,7 +447,7 @@ final class SlotTable<K, V> {
             }
             long begun = timings == null ? 0 : System.nanoTime();
             if (revival != null) { // before the factory: a ticker that throws leaves nothing made
-                retireAt = revival.retireAt();
+                retireAt = retireAt();
             }
             value = FactoryCall.run(factory, key, attacher, s, creation.gateFree);
             if (timings != null) {
@@ -469,22 +473,50 @@ final class SlotTable<K, V> {
         return entry;
     }
 
+    /** {@return when a new object retires}; a ticker that throws is wrapped as such */
+    private long retireAt() {
+        try {
+            return revival.retireAt();
+        } catch (Throwable clock) {
+            throw new TickerFailed(clock);
+        }
+    }
+
+    /** The ticker threw before a factory ran: the creation fails as a factory's would, reported as the ticker's. */
+    private static final class TickerFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        TickerFailed(Throwable clock) {
+            super(null, clock, false, false);
+        }
+    }
+
     /**
      * A creation failed before its object existed: the permit goes back, the creation is abandoned
      * with the failure its acquirers see, and the failure is reported (but a closed pool's).
      *
      * @return the failure to throw: unchecked as it is, checked wrapped; an error is thrown here
      */
-    private RuntimeException failed(K key, Creation<K, V> creation, Guard permit, Throwable failure) {
+    private RuntimeException failed(K key, Creation<K, V> creation, Guard permit, Throwable thrown) {
+        boolean ticker = thrown instanceof TickerFailed;
+        Throwable failure = ticker ? thrown.getCause() : thrown;
         Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                 ? failure
                 : new ObjectCreationException(
-                        "the factory for key " + Keys.describe(key) + " in pool '" + pool.name() + "' threw "
+                        (ticker ? "the ticker, timing a new object of key " : "the factory for key ")
+                                + Keys.describe(key) + " in pool '" + pool.name() + "' threw "
                                 + Keys.describeFailure(failure),
                         failure);
         Capacity.giveBack(permit);
         abandon(key, creation, shaped);
-        if (!(failure instanceof PoolClosedException)) {
+        if (ticker) {
+            pool.report(
+                    PoolError.Kind.REVIVE_CHECK_FAILED,
+                    key,
+                    "the ticker failed while timing a new object of key " + Keys.describe(key)
+                            + ", before its factory ran; nothing was made: " + Keys.describeFailure(failure),
+                    failure);
+        } else if (!(failure instanceof PoolClosedException)) {
             pool.report(
                     PoolError.Kind.FACTORY_FAILED,
                     key,
