@@ -338,6 +338,28 @@ class InterrupterTest {
         assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
     }
 
+    /** An interrupter that throws InterruptedException: the object retires, and the closing thread's interrupt is set again. */
+    @Test
+    void anInterrupterInterruptedRetiresTheObjectAndKeepsTheInterrupt() throws Exception {
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupts.incrementAndGet();
+            engine.stop();
+            throw new InterruptedException("interrupter interrupted");
+        });
+        Engine engine = pool.call("k", e -> e);
+        CompletableFuture<Throwable> caller = onNewThread(() -> pool.call("k", Engine::runaway));
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+
+        pool.close(Duration.ofMillis(20));
+
+        assertTrue(Thread.interrupted(), "the interrupt the interrupter took is set again on the closing thread");
+        assertEquals(1, interrupts.get());
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)), "the close finishes once the call left");
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine), "a failed interrupter retires the object");
+        assertEquals(PoolError.Kind.INTERRUPTER_FAILED, errors.get(0).kind());
+    }
+
     @Test
     void aCallerInterruptedByTheInterrupterWaitsForItToReturnAndKeepsTheInterrupt() throws Exception {
         CountDownLatch mayReturn = new CountDownLatch(1);

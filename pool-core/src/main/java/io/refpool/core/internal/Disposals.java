@@ -88,6 +88,7 @@ final class Disposals<K, V> {
         try {
             disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
+            Waits.keepInterrupt(e);
             pool.report(
                     PoolError.Kind.DISPOSER_FAILED,
                     entry.key,

@@ -154,6 +154,7 @@ final class Revival<K, V> {
                 failure = DisposalCause.FAILED_VALIDATION;
             }
         } catch (Throwable refused) { // a checked exception too: a failed check
+            Waits.keepInterrupt(refused);
             failure = DisposalCause.FAILED_VALIDATION;
             pool.report(
                     PoolError.Kind.REVIVE_CHECK_FAILED,

@@ -335,6 +335,7 @@ final class RunControl<K, V> {
                 }
                 return result;
             } catch (Throwable e) {
+                Waits.keepInterrupt(e);
                 report(PoolError.Kind.INTERRUPTER_FAILED, target, "interrupter", "the object is retired", e);
                 return Interrupter.Outcome.RETIRE;
             }

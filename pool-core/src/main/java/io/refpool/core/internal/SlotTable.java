@@ -500,6 +500,7 @@ final class SlotTable<K, V> {
     private RuntimeException failed(K key, Creation<K, V> creation, Guard permit, Throwable thrown) {
         boolean ticker = thrown instanceof TickerFailed;
         Throwable failure = ticker ? thrown.getCause() : thrown;
+        Waits.keepInterrupt(failure);
         Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
                 ? failure
                 : new ObjectCreationException(

@@ -36,6 +36,18 @@ final class Waits {
     private Waits() {}
 
     /**
+     * Sets the calling thread's interrupt status again if a user's callback (factory, validator,
+     * disposer, interrupter) threw {@code failure} as an {@link InterruptedException}: the pool
+     * reports or wraps that failure instead of rethrowing it, and an interrupt the callback took
+     * must not be lost to the code that runs the thread.
+     */
+    static void keepInterrupt(Throwable failure) {
+        if (failure instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * {@return {@code timeout}}, checked: zero means do not wait
      *
      * @throws NullPointerException if it is null
