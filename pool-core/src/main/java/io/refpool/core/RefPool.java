@@ -659,7 +659,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      *
      * @param key the key
      * @return whether an object was retired; {@code false} if the key has none (or it was retired
-     *     already)
+     *     already, or is being disposed by another path: {@code clearIdle}, an eviction, capacity)
      * @throws NullPointerException if {@code key} is null
      * @throws PoolClosedException if the pool is closed
      * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach

@@ -120,7 +120,9 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
      * ({@code null} while it is not): at count 0 the object is disposed with this cause, never
      * idled. Volatile on both sides: an invalidation that reads the count after setting it and a
      * releaser that reads it after its decrement cannot both miss each other; one CAS decides
-     * between two invalidations, so the cause is the winner's.
+     * between two invalidations, so the cause is the winner's. A disposal claim settles it too
+     * ({@link #settleCause}), right after its count CAS: an invalidation that comes later fails its
+     * CAS and says it retired nothing, and one that came first gives the disposal its cause.
      */
     @SuppressWarnings("unused") // accessed through RETIRED
     private volatile DisposalCause retired;
@@ -258,7 +260,7 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         if (failure == null) {
             COUNT.getAndAdd(this, 1 - CHECKING);
         } else {
-            disposalCause = failure;
+            disposalCause = settleCause(failure);
             retirement.runner = Thread.currentThread(); // the disposer runs on the checking thread
             COUNT.getAndAdd(this, DISPOSED - CHECKING);
         }
@@ -356,9 +358,21 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         if (!COUNT.compareAndSet(this, 0, DISPOSED)) {
             return false;
         }
-        disposalCause = cause;
+        disposalCause = settleCause(cause);
         retirement.runner = Thread.currentThread(); // the disposer runs on the claim's thread
         return true;
+    }
+
+    /**
+     * Settles why the object, just claimed for disposal, is disposed: {@code own}, unless an
+     * invalidation retired it first, whose cause it then keeps. One CAS on the retired word, so an
+     * invalidation that runs after it fails its own and returns {@code false}: the object was
+     * already on its way out by another path ({@code clearIdle}, an eviction, capacity, a release
+     * with no cache), and that invalidation retired nothing.
+     */
+    private DisposalCause settleCause(DisposalCause own) {
+        DisposalCause first = (DisposalCause) RETIRED.compareAndExchange(this, (DisposalCause) null, own);
+        return first == null ? own : first;
     }
 
     /** {@return why this object is disposed}; read by the thread that claimed it */
