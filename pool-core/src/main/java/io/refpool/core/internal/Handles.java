@@ -109,8 +109,12 @@ final class Handles<K, V> {
             }
         }
         Observer.Hold observed = hold;
+        Observer watching = observer;
         return leaks.tracks()
-                ? leaks.newHandle(entry, tracked -> new PooledHandle<>(this, entry, tracked, opener, observed))
+                ? leaks.newHandle(
+                        entry,
+                        observed == null ? null : () -> watching.leaked(observed),
+                        tracked -> new PooledHandle<>(this, entry, tracked, opener, observed))
                 : new PooledHandle<>(this, entry, null, opener, observed);
     }
 

@@ -52,11 +52,17 @@ final class LeakTracker {
      * {@return a new handle to {@code entry}, tracked if this mode picks it}; the caller already took
      * its reference, so nothing here may throw and lose it: tracking that fails leaves the handle
      * untracked
+     *
+     * @param alsoAtLeak run if the handle leaks, after its reference is released (the observer's
+     *     hold of it ends there), or {@code null}; must not refer to the handle
      */
-    <H> H newHandle(Entry<?, ?> entry, Function<Tracked, H> handleOf) {
+    <H> H newHandle(Entry<?, ?> entry, Runnable alsoAtLeak, Function<Tracked, H> handleOf) {
         Tracked tracked = null;
         try {
             tracked = track(entry);
+            if (tracked != null) {
+                tracked.alsoAtLeak = alsoAtLeak;
+            }
         } catch (Throwable e) {
             pool.report(PoolError.Kind.HANDLE_LEAKED, entry.key, "leak tracking failed; the handle is not tracked", e);
         }
@@ -172,6 +178,8 @@ final class LeakTracker {
         private volatile boolean closedNormally;
         private volatile Throwable firstClose;
         private Cleaner.Cleanable cleanable;
+        /** Run after a leak's release: the observer forgets its hold of the handle. */
+        private Runnable alsoAtLeak;
 
         Tracked(LeakTracker tracker, Entry<?, ?> entry, Throwable site) {
             this.tracker = tracker;
@@ -214,7 +222,14 @@ final class LeakTracker {
                 return;
             }
             tracker.open.remove(this);
-            tracker.leaked(entry, site);
+            try {
+                tracker.leaked(entry, site);
+            } finally {
+                Runnable also = alsoAtLeak;
+                if (also != null) {
+                    also.run();
+                }
+            }
         }
     }
 }

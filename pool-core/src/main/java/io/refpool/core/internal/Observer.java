@@ -85,6 +85,16 @@ final class Observer {
     }
 
     /**
+     * The handle of {@code hold} leaked and the leak detector released its reference: no longer
+     * watched (it does not exist any more), and no use is timed for it. Never throws.
+     */
+    void leaked(Hold hold) {
+        if (open != null) {
+            open.remove(hold);
+        }
+    }
+
+    /**
      * {@return {@code acquired}, the wait for its object recorded from {@code begun} when it
      * completes} The caller's stage stays the pool's, so its cancel still ends the wait.
      */
