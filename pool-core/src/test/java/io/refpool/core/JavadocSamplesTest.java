@@ -28,7 +28,7 @@ import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every {@code <pre>{@code ...}</pre>} sample in the javadoc of pool-core's public types, compiled:
+ * Every {@code <pre>{@code ...}</pre>} sample in the javadoc of pool-core's and pool-sync's public types, compiled:
  * each becomes the body of a method of one class whose fields stand for what the samples name (an
  * {@code engine} that opens a {@code Session}, a {@code pool}, an {@code executor}, a {@code token},
  * a {@code log}). A sample that calls a method the API does not have, or uses it with the wrong
@@ -36,6 +36,9 @@ import org.junit.jupiter.api.Test;
  */
 class JavadocSamplesTest {
     private static final Path PUBLIC_API = Path.of("src/main/java/io/refpool/core");
+    /** pool-sync's public types, whose samples name only the JDK and pool-sync. */
+    private static final Path SYNC_API = Path.of("../pool-sync/src/main/java/io/refpool/sync");
+
     private static final Pattern SAMPLE = Pattern.compile("<pre>\\{@code\\n(.*?)\\n\\s*\\* }</pre>", Pattern.DOTALL);
 
     private static final String PREAMBLE = String.join(
@@ -80,18 +83,63 @@ class JavadocSamplesTest {
             "    String key;",
             "    Handle<Session> handle;",
             "    Map<String, Handle<Session>> sessions;",
+            "    Map<String, Handle<Session>> kept;",
             "    String tenant;",
             "    String script;",
             "    Compiler compiler;",
             "    MeterRegistry registry;",
             "");
 
+    /** What pool-sync's samples name: its own types, the JDK, and a pool for the one that attaches. */
+    private static final String SYNC_PREAMBLE = String.join(
+            "\n",
+            "import io.refpool.core.*;",
+            "import io.refpool.sync.*;",
+            "import java.io.IOException;",
+            "import java.nio.file.Path;",
+            "import java.time.Duration;",
+            "import java.util.*;",
+            "abstract class SyncSamples {",
+            "    interface Item {}",
+            "    interface Scene { void update(); }",
+            "    interface Connection { void abort(); void send(String request); }",
+            "    interface Response { boolean arrived(); }",
+            "    interface Batch { void discard(); void release(); }",
+            "    interface Log { void info(String message); void warn(String message); }",
+            "    int counter;",
+            "    AsyncMutex mutex;",
+            "    CancellationToken token;",
+            "    CancellationSource source;",
+            "    CancellationSource shutdown;",
+            "    CancellationSource client;",
+            "    java.nio.channels.ReadableByteChannel channel;",
+            "    java.nio.ByteBuffer buffer;",
+            "    List<Item> items;",
+            "    Scene scene;",
+            "    Connection connection;",
+            "    String request;",
+            "    Response response;",
+            "    Batch batch;",
+            "    Log log;",
+            "    Path from;",
+            "    Path to;",
+            "    RefPool<String, Object> pool;",
+            "    abstract void doSomeWork();",
+            "    abstract void serve(Object request);",
+            "    abstract void reconfigure();",
+            "    abstract void ping();",
+            "    abstract void render(Scene scene);",
+            "    abstract void copy(Path from, Path to) throws IOException;",
+            "    abstract void process(Item item);",
+            "    abstract void onTimeout();",
+            "");
+
     /** A sample and where it is. */
     record Sample(String file, int index, String code) {}
 
-    static List<Sample> samples() throws IOException {
+    static List<Sample> samples(Path api) throws IOException {
         List<Sample> samples = new ArrayList<>();
-        try (Stream<Path> files = Files.list(PUBLIC_API)) {
+        try (Stream<Path> files = Files.list(api)) {
             for (Path file :
                     files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
                 Matcher sample = SAMPLE.matcher(Files.readString(file, StandardCharsets.UTF_8));
@@ -108,10 +156,19 @@ class JavadocSamplesTest {
     }
 
     @Test
-    void everySampleInThePublicJavadocCompiles() throws Exception {
-        List<Sample> samples = samples();
+    void everySampleInPoolCoresJavadocCompiles() throws Exception {
+        assertCompile(samples(PUBLIC_API), PREAMBLE, "Samples");
+    }
+
+    @Test
+    void everySampleInPoolSyncsJavadocCompiles() throws Exception {
+        assertCompile(samples(SYNC_API), SYNC_PREAMBLE, "SyncSamples");
+    }
+
+    /** Compiles each sample as the body of a method of the class {@code preamble} opens. */
+    private static void assertCompile(List<Sample> samples, String preamble, String className) throws Exception {
         assertTrue(samples.size() >= 15, "the samples were found: " + samples.size());
-        StringBuilder source = new StringBuilder(PREAMBLE);
+        StringBuilder source = new StringBuilder(preamble);
         List<int[]> lines = new ArrayList<>(); // per sample: first and last line in the source
         for (Sample sample : samples) {
             int first = (int) source.chars().filter(c -> c == '\n').count() + 2;
@@ -123,7 +180,7 @@ class JavadocSamplesTest {
         }
         source.append("}\n");
 
-        List<String> errors = compile(source.toString()).stream()
+        List<String> errors = compile(source.toString(), className).stream()
                 .filter(d -> d.getKind() == Diagnostic.Kind.ERROR)
                 .map(d -> {
                     int line = (int) d.getLineNumber();
@@ -140,7 +197,7 @@ class JavadocSamplesTest {
         assertEquals(List.of(), errors);
     }
 
-    private static List<Diagnostic<? extends JavaFileObject>> compile(String source)
+    private static List<Diagnostic<? extends JavaFileObject>> compile(String source, String className)
             throws IOException, URISyntaxException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
@@ -151,7 +208,7 @@ class JavadocSamplesTest {
         try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, null, null)) {
             JavaFileObject unit =
                     new SimpleJavaFileObject(
-                            java.net.URI.create("string:///Samples.java"), JavaFileObject.Kind.SOURCE) {
+                            java.net.URI.create("string:///" + className + ".java"), JavaFileObject.Kind.SOURCE) {
                         @Override
                         public CharSequence getCharContent(boolean ignoreEncodingErrors) {
                             return source;

@@ -14,7 +14,7 @@ import java.util.concurrent.CompletionStage;
  * AsyncSemaphore connections = new AsyncSemaphore(8);
  *
  * try (Guard guard = connections.acquireBlocking(2)) {   // two permits, returned by close()
- *     copy(source, target);
+ *     copy(from, to);
  * }
  *
  * connections.acquire(1, token).thenAccept(guard -> {   // async: no thread is parked

@@ -50,8 +50,14 @@ public abstract class CancellationToken {
      * Registers a callback to run when cancellation is requested.
      *
      * <pre>{@code
-     * try (Registration r = token.register(channel::close)) {
-     *     channel.read(buffer); // interrupted by closing the channel on cancel
+     * try (Registration r = token.register(() -> {
+     *     try {
+     *         channel.close(); // a read blocked on it ends with AsynchronousCloseException
+     *     } catch (IOException ignored) {
+     *         // the read ends all the same
+     *     }
+     * })) {
+     *     channel.read(buffer);
      * }
      * }</pre>
      *

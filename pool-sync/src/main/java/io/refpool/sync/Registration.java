@@ -41,9 +41,9 @@ public interface Registration extends AutoCloseable {
      * throw; an interrupt while waiting is kept as the thread's interrupt status.
      *
      * <pre>{@code
-     * Registration r = token.register(buffer::discard);
+     * Registration r = token.register(batch::discard);
      * r.close();
-     * buffer.release(); // safe: discard is not running and will not run
+     * batch.release(); // safe: discard is not running and will not run
      * }</pre>
      */
     @Override
