@@ -8,9 +8,9 @@ import java.util.function.Supplier;
  * <pre>{@code
  * try (Attachment attached = pool.attach()) {           // applies pending releases if any
  *     try (Handle<Session> session = pool.acquire("tenant-7")) {
- *         session.get().refresh();
+ *         session.run(s -> s.refresh());                             // in the object's section
  *         String report = attached.detached(() -> http.get(url));   // gate given up meanwhile
- *         session.get().store(report);
+ *         session.run(s -> s.store(report));
  *     }
  * }
  * }</pre>

@@ -1,9 +1,7 @@
 package io.refpool.core;
 
 /**
- * Disposes an object the pool is done with, told its key and why. It runs attached to the pool,
- * exactly once per object, outside every internal lock; whatever it throws (checked exceptions too)
- * is reported to the error listener, and the object counts as disposed, its capacity given back.
+ * Disposes an object the pool is done with, told its key and why.
  *
  * <pre>{@code
  * RefPool<String, Session> sessions = RefPool.builder(engine::open)
@@ -13,6 +11,10 @@ package io.refpool.core;
  *         })
  *         .build();
  * }</pre>
+ *
+ * <p>It runs attached to the pool, exactly once per object, outside every internal lock;
+ * whatever it throws (checked exceptions too) is reported to the error listener, and the object
+ * counts as disposed, its capacity given back.
  *
  * <p>The one-argument form, {@code disposer(Session::close)} with a {@code Consumer}, stays
  * available for disposers that need neither key nor cause.

@@ -15,10 +15,10 @@ import java.util.concurrent.CompletionStage;
  *     Handle<Session> copy = session.share();          // +1, may be handed to another thread
  *     executor.execute(() -> {
  *         try (copy) {                                 // closed off-attachment: deferred
- *             pool.attached(() -> copy.get().query("select 2"));   // the engine, attached
+ *             copy.call(s -> s.query("select 2"));  // attached, in the object's section
  *         }
  *     });
- *     session.get().query("select 1");
+ *     session.call(s -> s.query("select 1"));
  * }
  * }</pre>
  *
@@ -128,7 +128,7 @@ public interface Handle<V> extends AutoCloseable {
      * pool.close(Duration)} interrupts it at its limit, as it does a {@code pool.call}.
      *
      * <pre>{@code
-     * Handle<Session> session = sessions.get(tenant);           // a handle the host keeps
+     * Handle<Session> session = kept.get(tenant);   // a handle the host keeps in a map
      * String out = session.call(s -> s.query("select 1"));      // attached, in the section
      * }</pre>
      *

@@ -2,9 +2,9 @@ package io.refpool.core;
 
 /**
  * Stops a function that runs too long on a pooled object: the pool calls it when a {@code call},
- * {@code run} or {@code callAsync} whose time limit passed, or whose token was cancelled, is still
- * running its function, and when {@link RefPool#close(java.time.Duration)} reaches its limit with
- * calls still running. Set it with {@link RefPool.Builder#interrupter}.
+ * {@code run} or {@code callAsync} whose time limit passed, or whose token was cancelled, is
+ * still running its function, and when {@link RefPool#close(java.time.Duration)} reaches its
+ * limit with calls still running.
  *
  * <pre>{@code
  * RefPool<String, Session> sessions = RefPool.builder(engine::open)
@@ -15,6 +15,8 @@ package io.refpool.core;
  *         .build();
  * String out = sessions.call("tenant-7", Duration.ofSeconds(2), session -> session.query("select 1"));
  * }</pre>
+ *
+ * <p>Set it with {@link RefPool.Builder#interrupter}.
  *
  * <p><b>Contract.</b> It runs at most once per call, and only while the pool has not seen the
  * function return; the call keeps its object, its section and its reference until the interrupter

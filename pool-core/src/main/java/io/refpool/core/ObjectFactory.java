@@ -1,9 +1,7 @@
 package io.refpool.core;
 
 /**
- * Creates the object of a key. It may throw checked exceptions: acquirers of the key then get an
- * {@link ObjectCreationException} with the exception as its cause, and the key's next acquire
- * calls the factory again. A non-throwing lambda or method reference is a valid factory.
+ * Creates the object of a key.
  *
  * <pre>{@code
  * ObjectFactory<Path, Script> compile = path -> {
@@ -14,6 +12,10 @@ package io.refpool.core;
  * };
  * RefPool<Path, Script> scripts = RefPool.builder(compile).disposer(Script::release).build();
  * }</pre>
+ *
+ * <p>It may throw checked exceptions: acquirers of the key then get an {@link
+ * ObjectCreationException} with the exception as its cause, and the key's next acquire calls the
+ * factory again. A non-throwing lambda or method reference is a valid factory.
  *
  * <p>The factory runs outside every internal lock, at most once at a time per key; concurrent
  * acquirers of the key wait for that one call, detached. In {@link AttachMode#GLOBAL} mode the

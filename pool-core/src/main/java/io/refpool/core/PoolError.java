@@ -21,7 +21,19 @@ import java.util.Objects;
  * @param cause the exception thrown or the recorded site, or {@code null}
  */
 public record PoolError(Kind kind, Object key, String message, Throwable cause) {
-    /** What went wrong. */
+    /**
+     * What went wrong.
+     *
+     * <pre>{@code
+     * RefPool<String, Session> sessions = RefPool.builder(engine::open)
+     *         .errorListener(error -> {
+     *             if (error.kind() == PoolError.Kind.HANDLE_LEAKED) {
+     *                 log.warn("a handle of " + error.key() + " leaked", error.cause());
+     *             }
+     *         })
+     *         .build();
+     * }</pre>
+     */
     public enum Kind {
         /** The factory threw or returned an unusable object; the caller got the exception too. */
         FACTORY_FAILED,

@@ -22,7 +22,7 @@ import java.util.function.Function;
  * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))
  *         .disposer(Session::close)                   // runs attached, exactly once per object
  *         .attachMode(AttachMode.PER_OBJECT)          // or GLOBAL, SHARED
- *         .maxObjects(64)                             // live + idle; acquireAsync waits beyond it
+ *         .maxObjects(64)                             // live + idle; timed and async forms wait beyond it
  *         .idle(cache -> cache.maximumSize(16).expireAfterAccess(Duration.ofMinutes(5)))
  *         .leakDetection(LeakDetection.SAMPLED)
  *         .build();
@@ -34,7 +34,7 @@ import java.util.function.Function;
  *         Handle<Session> copy = session.share();     // +1, safe to hand to another thread
  *         executor.execute(() -> {
  *             try (copy) {                            // closed off-attachment: deferred
- *                 pool.attached(() -> copy.get().query("select 2"));   // the engine, attached
+ *                 copy.call(s -> s.query("select 2"));  // attached, in the object's section
  *             }
  *         });
  *     }
@@ -279,7 +279,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param <E> the checked exception {@code work} may throw
      * @throws E what {@code work} threw
      * @throws PoolClosedException if the pool is closed
-     * @throws java.util.concurrent.CancellationException if interrupted while waiting to attach
+     * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach
      * @throws NullPointerException if {@code work} is null
      */
     public <E extends Exception> void runAttached(AttachedAction<E> work) throws E {
@@ -559,7 +559,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * <pre>{@code
      * try (Attachment attached = pool.attach();
      *         Handle<Session> session = pool.acquire("tenant-7", Duration.ofSeconds(2))) {
-     *     session.get().query("select 1");
+     *     session.call(s -> s.query("select 1"));  // in the object's section
      * }
      * }</pre>
      *
@@ -608,7 +608,7 @@ public final class RefPool<K, V> implements AutoCloseable {
      * pool.acquireAsync("tenant-7", Duration.ofSeconds(2))
      *         .thenAccept(handle -> executor.execute(() -> {
      *             try (handle) {
-     *                 pool.attached(() -> handle.get().query("select 1"));
+     *                 handle.call(s -> s.query("select 1"));  // attaches and takes the section
      *             }
      *         }));
      * }</pre>

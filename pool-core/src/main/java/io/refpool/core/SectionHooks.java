@@ -4,11 +4,9 @@ import java.util.Objects;
 import java.util.function.BiConsumer;
 
 /**
- * Binds an object to the thread that takes its section: {@link #enter} runs on that thread once it
- * holds the section, before any code of the caller uses the object, and {@link #leave} on the same
- * thread when it lets go, before the section is released. For an engine that binds itself to a
- * thread (Rhino {@code Context.enter}/{@code exit}, GraalJS {@code Context.enter}/{@code leave}).
- * Set them with {@link RefPool.Builder#sectionHooks}.
+ * Binds an object to the thread that takes its section: {@link #enter} runs on that thread once
+ * it holds the section, before any code of the caller uses the object, and {@link #leave} on the
+ * same thread when it lets go, before the section is released.
  *
  * <pre>{@code
  * RefPool<String, Session> sessions = RefPool.builder(engine::open)
@@ -17,6 +15,10 @@ import java.util.function.BiConsumer;
  *                 (String tenant, Session session) -> session.refresh()))   // about to be released
  *         .build();
  * }</pre>
+ *
+ * <p>They are made for an engine that binds itself to a thread (Rhino {@code
+ * Context.enter}/{@code exit}, GraalJS {@code Context.enter}/{@code leave}). Set them with {@link
+ * RefPool.Builder#sectionHooks}.
  *
  * <p>They run wherever a section is taken: {@code pool.call} and {@code run} in
  * {@link AttachMode#PER_OBJECT} mode (around the function), {@code callAsync} (on the executor
@@ -39,8 +41,15 @@ public interface SectionHooks<K, V> {
      * Runs on the thread that took the section, after it holds it.
      *
      * <pre>{@code
-     * SectionHooks<String, Session> hooks = SectionHooks.of((t, s) -> s.ping(), (t, s) -> {});
-     * hooks.enter("tenant-7", engine.open("tenant-7"));
+     * RefPool<String, Session> pool = RefPool.builder(engine::open)
+     *         .sectionHooks(new SectionHooks<String, Session>() {
+     *             public void enter(String tenant, Session session) {
+     *                 session.ping();                     // the section is held
+     *             }
+     *
+     *             public void leave(String tenant, Session session) {}
+     *         })
+     *         .build();
      * }</pre>
      *
      * @param key the object's key
@@ -52,8 +61,10 @@ public interface SectionHooks<K, V> {
      * Runs on the thread that holds the section, before it is released.
      *
      * <pre>{@code
-     * SectionHooks<String, Session> hooks = SectionHooks.of((t, s) -> {}, (t, s) -> s.refresh());
-     * hooks.leave("tenant-7", engine.open("tenant-7"));
+     * RefPool<String, Session> pool = RefPool.builder(engine::open)
+     *         .sectionHooks(SectionHooks.of(
+     *                 (String tenant, Session s) -> {}, (String tenant, Session s) -> s.refresh()))
+     *         .build();
      * }</pre>
      *
      * @param key the object's key

@@ -3,11 +3,8 @@ package io.refpool.sync;
 import java.util.Objects;
 
 /**
- * A blocking wait that ended because its thread was interrupted, thrown by methods that declare no
- * {@link InterruptedException}: the pool's attach, acquire, call and section waits. The thread's
- * interrupt status is set again before it is thrown, so code further up still sees the interrupt;
- * the {@link InterruptedException} that ended the wait is its cause. Nothing the wait was for is
- * held afterwards.
+ * A blocking wait that ended because its thread was interrupted, thrown by methods that declare
+ * no {@link InterruptedException}: the pool's attach, acquire, call and section waits.
  *
  * <pre>{@code
  * try (Attachment attached = pool.attach()) {
@@ -16,6 +13,10 @@ import java.util.Objects;
  *     assert Thread.currentThread().isInterrupted(); // still set: stop what the thread was doing
  * }
  * }</pre>
+ *
+ * <p>The thread's interrupt status is set again before it is thrown, so code further up still
+ * sees the interrupt; the {@link InterruptedException} that ended the wait is its cause. Nothing
+ * the wait was for is held afterwards.
  *
  * <p>It is neither a {@link java.util.concurrent.CancellationException} (no token was cancelled)
  * nor a {@link WaitTimeoutException}. The blocking acquires of this package's locks follow

@@ -4,12 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A timed wait that ran out of time. A timeout is not a cancellation (nobody asked the wait to
- * stop; its time was up), so this is no {@link java.util.concurrent.CancellationException}. A
- * blocking wait throws it; an asynchronous wait completes its stage exceptionally with it, so the
- * stage's {@code isCancelled()} is false, {@code join()} throws a
- * {@link java.util.concurrent.CompletionException} and {@code get()} an
- * {@link java.util.concurrent.ExecutionException} whose cause it is, on every JDK.
+ * A timed wait that ran out of time.
  *
  * <pre>{@code
  * try (Guard guard = mutex.acquireBlocking(Duration.ofMillis(200))) {
@@ -18,6 +13,13 @@ import java.util.Objects;
  *     log.warn(e.getMessage()); // "timed out after 200 ms waiting for AsyncMutex"
  * }
  * }</pre>
+ *
+ * <p>A timeout is not a cancellation (nobody asked the wait to stop; its time was up), so this
+ * is no {@link java.util.concurrent.CancellationException}. A blocking wait throws it; an
+ * asynchronous wait completes its stage exceptionally with it, so the stage's {@code
+ * isCancelled()} is false, {@code join()} throws a {@link
+ * java.util.concurrent.CompletionException} and {@code get()} an {@link
+ * java.util.concurrent.ExecutionException} whose cause it is, on every JDK.
  *
  * <p>Its message names what was waited for and for how long. Whoever throws it creates it on the
  * thread that waited (or, for an asynchronous wait, gives it the stack of the call that started
