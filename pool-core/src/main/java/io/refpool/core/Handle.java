@@ -194,7 +194,8 @@ public interface Handle<V> extends AutoCloseable {
      * never waits or defers.
      *
      * @return the new handle, to be closed on its own
-     * @throws IllegalStateException if this handle is closed
+     * @throws IllegalStateException if this handle is closed, also by another thread while this
+     *     call ran (nothing is then held)
      */
     Handle<V> share();
 

@@ -45,7 +45,9 @@ public interface PoolHooks {
          * A disposed object's disposer returned and the object left its key's slot; its retirement
          * is not yet complete (the key's waiters for it not yet woken).
          */
-        SLOT_FREED
+        SLOT_FREED,
+        /** {@code Handle.share()} found its handle open and has not yet taken the new reference. */
+        SHARE_CHECKED
     }
 
     /**

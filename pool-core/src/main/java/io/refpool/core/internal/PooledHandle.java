@@ -128,10 +128,18 @@ final class PooledHandle<K, V> implements Handle<V> {
     @Override
     public Handle<V> share() {
         checkOpen("share()");
+        handles.pool.hook(PoolHooks.Point.SHARE_CHECKED);
         int before = entry.tryRetain();
         if (before < 0) {
             throw new IllegalStateException(
                     "share() on the handle for key " + Keys.describe(entry.key) + ", whose object is disposed");
+        }
+        if (before == 0) {
+            // an open handle holds a reference: this one was closed meanwhile, on another thread,
+            // and its object went idle; reviving it here would skip the revive check
+            handles.releaseFromHandle(entry, opener);
+            throw new IllegalStateException("share() on the handle for key " + Keys.describe(entry.key)
+                    + ", which another thread closed meanwhile");
         }
         return handles.newHandle(entry, opener);
     }
