@@ -6,7 +6,7 @@ import io.refpool.bench.runner.BenchRunner;
  * The benchmark runner: refpool measured side by side with its peers, as ratios.
  *
  * <pre>
- * java -jar pool-bench/target/pool-bench.jar                 # attach suite, quick profile (~4.5 min)
+ * java -jar pool-bench/target/pool-bench.jar                 # attach suite, quick profile (109 runs, ~8 min)
  * java -jar pool-bench/target/pool-bench.jar mutex shared --threads 1,2,4,8
  * java -jar pool-bench/target/pool-bench.jar all --full --out results
  * java -jar pool-bench/target/pool-bench.jar --smoke         # every benchmark once, briefly

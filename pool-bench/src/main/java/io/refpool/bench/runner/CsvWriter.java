@@ -16,7 +16,9 @@ import java.util.stream.Collectors;
  * }</pre>
  *
  * <p>Columns: {@code suite, benchmark, mode, params, threads, oversubscribed, impl, score, error,
- * unit, p50, p99, bytes_per_op, forks, ratio_median, ratio_min, ratio_max}. {@code mode} is JMH's
+ * unit, p50, p99, bytes_per_op, forks, bytes_per_op_by_fork, ratio_median, ratio_min, ratio_max,
+ * creations_per_1k, cpu_ns_per_op} ({@link #HEADER}; the last two only from benchmarks that count
+ * them). {@code mode} is JMH's
  * short label ({@code thrpt}, {@code avgt}, {@code sample}); {@code params} holds the non-impl
  * parameters as space-separated {@code name=value}; numbers are plain decimals with full precision,
  * and an absent number is an empty field. The ratio is refpool's speedup over that line's

@@ -52,6 +52,12 @@ final class Numbers {
             }
         }
         BigDecimal rounded = new BigDecimal(scaled).round(digits);
+        if (group > 0 && rounded.abs().compareTo(BigDecimal.valueOf(1000)) >= 0 && group < SUFFIXES.length - 1) {
+            // 999,999 rounds to 1000k: show it as 1.000M
+            scaled /= 1000;
+            group++;
+            rounded = new BigDecimal(scaled).round(digits);
+        }
         if (stripZeros) {
             rounded = rounded.stripTrailingZeros();
         } else if (rounded.precision() < digits.getPrecision()) {

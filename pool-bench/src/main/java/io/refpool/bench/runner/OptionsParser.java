@@ -121,13 +121,14 @@ final class OptionsParser {
         Set<Integer> counts = new TreeSet<>();
         for (String item : value.split(",", -1)) {
             String trimmed = item.trim();
-            if (!trimmed.matches("[0-9]{1,9}")) {
+            if (!trimmed.matches("[0-9]+")) {
                 throw new UsageException(
                         "--threads: '" + trimmed + "' is not a positive whole number (in '" + value + "')");
             }
-            int count = Integer.parseInt(trimmed);
+            String digits = trimmed.replaceFirst("^0+(?=.)", "");
+            int count = digits.length() > 9 ? Integer.MAX_VALUE : Integer.parseInt(digits);
             if (count < 1 || count > MAX_THREADS) {
-                throw new UsageException("--threads: " + count + " is outside 1.." + MAX_THREADS);
+                throw new UsageException("--threads: " + trimmed + " is outside 1.." + MAX_THREADS);
             }
             counts.add(count);
         }

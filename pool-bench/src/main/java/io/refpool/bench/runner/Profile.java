@@ -19,8 +19,9 @@ import java.util.List;
  *       methods are a few dozen bytecodes; C2 compiles them within the first tens of milliseconds,
  *       so one second of warmup leaves lock inflation and the GC settled, not the JIT. Three
  *       measured iterations per fork give JMH an error bar, and two forks give a median and a
- *       spread for every ratio. A run costs about 3.4 s plus the JVM start (under half a second on
- *       two cores), which keeps the default suite (68 runs) at about 4.5 minutes.
+ *       spread for every ratio. A run costs about 3.4 s plus the JVM start and JMH's setup (about
+ *       0.8 s on two cores), so the default invocation (floor and attach, 109 runs at threads 1,2,4)
+ *       takes about 8 minutes; the runner prints its estimate before the first run.
  *   <li><b>full</b>: 4 forks, warmup 5 × 1 s, measurement 5 × 2 s. Fork-to-fork variance (JIT
  *       decisions, code and heap layout) dominates for lock benchmarks, so the extra budget goes
  *       to forks first; longer iterations smooth out scheduler noise at oversubscribed thread

@@ -49,15 +49,18 @@ final class ScalingCharts {
         return charts;
     }
 
-    /** The colour of an implementation: refpool's own, else a peer colour by position. */
-    static String colorOf(String impl, List<String> impls) {
-        if (impl.equals(BenchmarkDescriptor.REFPOOL)) {
+    /**
+     * The colour of a series: refpool's own, else a peer colour by its position among {@code names},
+     * the panel's series names (not its impls: "refpool queue check" is a series no impl is named).
+     */
+    static String colorOf(String name, List<String> names) {
+        if (name.equals(BenchmarkDescriptor.REFPOOL)) {
             return REFPOOL_COLOR;
         }
-        List<String> peers = impls.stream()
-                .filter(i -> !i.equals(BenchmarkDescriptor.REFPOOL))
+        List<String> peers = names.stream()
+                .filter(n -> !n.equals(BenchmarkDescriptor.REFPOOL))
                 .toList();
-        int index = Math.max(0, peers.indexOf(impl));
+        int index = Math.max(0, peers.indexOf(name));
         return PEER_COLORS.get(index % PEER_COLORS.size());
     }
 
@@ -99,8 +102,9 @@ final class ScalingCharts {
             return Optional.empty();
         }
         List<ScalingChart.Series> series = new ArrayList<>();
+        List<String> names = List.copyOf(points.keySet());
         points.forEach((name, byThreads) -> series.add(new ScalingChart.Series(
-                name, colorOf(name, first.impls()), List.copyOf(byThreads.keySet()), List.copyOf(byThreads.values()))));
+                name, colorOf(name, names), List.copyOf(byThreads.keySet()), List.copyOf(byThreads.values()))));
         DoubleSummaryStatistics range = series.stream()
                 .flatMap(s -> s.throughput().stream())
                 .mapToDouble(Double::doubleValue)

@@ -82,7 +82,7 @@ class SvgChartWriterTest {
         List<String> texts = texts(panel);
         for (String impl : names) {
             assertTrue(texts.contains(impl), "no text names " + impl + ": " + texts);
-            String colour = ScalingCharts.colorOf(impl, CannedResults.IMPLS);
+            String colour = ScalingCharts.colorOf(impl, names);
             assertTrue(lineColours.contains(colour), impl + " has no line in " + colour + ": " + lineColours);
         }
         assertTrue(elements(panel, "desc")
