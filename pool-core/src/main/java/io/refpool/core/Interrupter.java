@@ -21,9 +21,10 @@ package io.refpool.core;
  * <p><b>Contract.</b> It runs at most once per call, and only while the pool has not seen the
  * function return; the call keeps its object, its section and its reference until the interrupter
  * returned, so it never acts on an object another call has taken meanwhile. It runs on the thread
- * that ended the call: the pool's timer thread for a time limit, the thread that cancelled the
- * token, the thread running {@code close(Duration)}; never holding a lock of the pool. Keep it
- * short: it delays the other timers of the pool while it runs. It must not wait for the call it
+ * that ended the call: for a time limit, a thread of the pool's own, started when the limit
+ * passes (so one that takes long, stopping a script in rounds, delays no other timer); the thread
+ * that cancelled the token; the thread running {@code close(Duration)}; never holding a lock of
+ * the pool. It must not wait for the call it
  * stops, which holds its attachment until the interrupter returned: in {@code GLOBAL} mode it may
  * not attach ({@code invalidate}, {@code clearIdle}, {@code flush} and {@code call} each wait for
  * the gate), and in no mode may it call {@code stopTheWorld()}; return {@link Outcome#RETIRE}

@@ -148,8 +148,42 @@ class InterrupterTest {
         pool.close();
     }
 
+    /**
+     * Every {@code cancelAfter} of the JVM shares one timer thread: an interrupter that does not
+     * return (an engine stopping a script in rounds, here one held on a latch) must not hold it, or
+     * every other limit and timed wait of every pool would wait too.
+     */
     @Test
-    void aTimeLimitPassedWhileTheFunctionRunsInterruptsItOnceOnTheTimerThread() {
+    void anInterrupterThatTakesLongDelaysNoOtherTimer() throws Exception {
+        CountDownLatch interrupting = new CountDownLatch(1);
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        RefPool<String, Engine> pool = pool((key, engine) -> {
+            interrupting.countDown();
+            assertTrue(mayReturn.await(BOUND_SECONDS, TimeUnit.SECONDS));
+            engine.stop();
+            return Interrupter.Outcome.RETIRE;
+        });
+        Engine engine = pool.call("k", e -> e);
+        CompletableFuture<Throwable> caller = onNewThread(() -> pool.call("k", Duration.ofMillis(20), Engine::runaway));
+        assertTrue(interrupting.await(BOUND_SECONDS, TimeUnit.SECONDS), "the limit passed: the interrupter runs");
+
+        CountDownLatch otherTimerFired = new CountDownLatch(1);
+        try (CancellationSource other = new CancellationSource()) {
+            other.token().register(otherTimerFired::countDown);
+            other.cancelAfter(Duration.ofMillis(1));
+            assertTrue(
+                    otherTimerFired.await(BOUND_SECONDS, TimeUnit.SECONDS),
+                    "another timer fired while the interrupter still ran");
+        }
+        assertFalse(caller.isDone(), "the call waits for its interrupter");
+        mayReturn.countDown();
+        assertTrue(caller.get(BOUND_SECONDS, TimeUnit.SECONDS) instanceof EngineStopped);
+        assertTrue(pool.close(Duration.ofSeconds(BOUND_SECONDS)));
+        assertEquals(DisposalCause.INTERRUPTED, disposed.get(engine));
+    }
+
+    @Test
+    void aTimeLimitPassedWhileTheFunctionRunsInterruptsItOnceOnAThreadOfThePool() {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
         Engine engine = pool.call("k", e -> e);
 
@@ -158,7 +192,8 @@ class InterrupterTest {
 
         assertTrue(failure.getMessage().contains("k"), "the call fails with the engine's own failure");
         assertEquals(1, interrupts.get());
-        assertNotSame(Thread.currentThread(), interruptedOn.get(), "on the timer thread");
+        assertNotSame(Thread.currentThread(), interruptedOn.get(), "not on the calling thread");
+        assertTrue(interruptedOn.get().getName().startsWith("refpool-interrupter-"), interruptedOn.get()::getName);
         assertSame(engine, pool.call("k", e -> e), "KEEP: the next call gets the same object");
         assertTrue(disposed.isEmpty());
         assertTrue(errors.isEmpty(), () -> "" + errors);

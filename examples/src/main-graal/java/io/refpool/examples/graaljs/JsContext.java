@@ -30,7 +30,7 @@ import org.graalvm.polyglot.Value;
  * for the whole request ({@code eval}'s own implicit enters nest inside). GraalJS still referees:
  * a second thread entering at the same time would throw.
  *
- * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on its timer thread when a
+ * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on a thread of its own when a
  * request's limit passes while a script runs. {@link Context#interrupt(Duration)} stops the script
  * at its next safepoint (a loop's back edge, say; a {@code try}/{@code catch} in the script does not
  * catch it); the run sees GraalJS's own {@link PolyglotException} ({@code isInterrupted()}) and
@@ -113,7 +113,7 @@ public final class JsContext {
     /** Set by {@link #interrupt()} when an interrupt did not stop a script and it cancelled the context. */
     private volatile boolean cancelled;
 
-    /** Set by {@link #interrupt()}, on the pool's timer thread. */
+    /** Set by {@link #interrupt()}, on the pool's interrupting thread. */
     private volatile boolean interrupted;
 
     /** Whether a run is in guest code; the interrupter waits only while it is. */
@@ -194,7 +194,7 @@ public final class JsContext {
             return outcome;
         } catch (PolyglotException error) {
             if (error.isInterrupted() || error.isCancelled()) {
-                fit = false; // GraalJS's own failure, caused by interrupt() on the pool's timer thread
+                fit = false; // GraalJS's own failure, caused by interrupt() on the pool's interrupting thread
                 return new Outcome.TimedOut(limit);
             }
             throw error;
@@ -238,7 +238,7 @@ public final class JsContext {
     }
 
     /**
-     * The pool's interrupter, on its timer thread while a script still runs: interrupts the script,
+     * The pool's interrupter, on a thread of the pool while a script still runs: interrupts the script,
      * and cancels the context ({@code close(true)}) if the interrupt has not stopped it within the
      * grace.
      *

@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p>The interpreter's life is the pool's job, set on its builder: a request's limit bounds its
- * script through the {@code interrupter} (past it, the pool's timer thread raises the
+ * script through the {@code interrupter} (past it, a thread of the pool raises the
  * interpreter's stop flag, its instruction hook stops the script, and the interpreter is retired
  * as {@code INTERRUPTED}); a script that damages the globals is found after it returns and the run
  * retires exactly this interpreter with {@code pool.invalidate(tenant, lua)} ({@code INVALIDATED});

@@ -39,7 +39,7 @@ import org.luaj.vm2.lib.jse.JseMathLib;
  * {@code coroutine} library (LuaJ runs each coroutine on a Java thread of its own, and a debug hook
  * is set per coroutine, so the stop below would not reach one).
  *
- * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on its timer thread when a
+ * <p><b>Time limit.</b> The host's pool calls {@link #interrupt()} on a thread of its own when a
  * request's limit passes while a script runs: it raises a volatile flag, which a debug hook checks
  * every {@value #HOOK_EVERY} instructions on the running thread. Raised, the hook throws an
  * {@link Error}: LuaJ's {@code pcall} catches every {@code Exception}, so only an {@code Error}
@@ -176,7 +176,7 @@ public final class LuaInterpreter {
     }
 
     /**
-     * The pool's interrupter, on its timer thread while a script still runs: the script stops at
+     * The pool's interrupter, on a thread of the pool while a script still runs: the script stops at
      * its next hook, with an {@code Error} its {@code pcall} cannot catch.
      *
      * @return {@link Interrupter.Outcome#RETIRE}: a stopped script may have left its state halfway

@@ -29,7 +29,8 @@ import java.util.concurrent.locks.LockSupport;
  *   STARTING        STOPPED        a timer, a cancelled token, or close(Duration) before that: the
  *                                  function never starts and the call fails; no interrupter
  *   RUNNING         RETURNED       the running thread, when the function returned or threw
- *   RUNNING         INTERRUPTING   a timer, a cancelled token, or close(Duration): calls the interrupter
+ *   RUNNING         INTERRUPTING   a timer (on a thread of the pool's own, not the timer's), a
+ *                                  cancelled token, or close(Duration): calls the interrupter
  *   INTERRUPTING    INTERRUPTED    the interrupter returned (or threw); the running thread, waiting
  *                                  for it once the function returned, applies its outcome
  * </pre>
@@ -167,7 +168,7 @@ final class RunControl<K, V> {
         if (limit != null) {
             CancellationSource timer = new CancellationSource();
             run.timer = timer;
-            timer.token().register(run);
+            timer.token().register(run::limitPassed);
             timer.cancelAfter(Duration.ofNanos(left));
         }
         if (token.canBeCancelled()) {
@@ -305,6 +306,23 @@ final class RunControl<K, V> {
         Run(Entry<K, V> entry, Entry<K, V> other) {
             this.entry = entry;
             this.other = other;
+        }
+
+        /**
+         * The call's limit passed, on the one timer thread every {@code cancelAfter} of the JVM
+         * shares: a function not yet started is stopped here, and one running is interrupted on a
+         * thread of the pool's own, so an interrupter that takes long (an engine that stops a
+         * script in rounds) delays no other timer. If no thread can be had, it runs here.
+         */
+        void limitPassed() {
+            if (state.compareAndSet(STARTING, STOPPED) || state.get() != RUNNING) {
+                return;
+            }
+            try {
+                OwnThreads.start("interrupter", pool.name(), this);
+            } catch (Throwable noThread) {
+                run();
+            }
         }
 
         @Override

@@ -61,7 +61,7 @@ public final class GuardedHost implements AutoCloseable {
         // tag::runaway-build[]
         interpreters = RefPool.newBuilder()
                 .interrupter((String tenant, StoppableLua lua) -> {
-                    lua.stop(); // on the timer thread, while the script runs
+                    lua.stop(); // on a thread of the pool, while the script runs
                     return Interrupter.Outcome.RETIRE; // a fresh interpreter for the next request
                 })
                 .sectionHooks(SectionHooks.of(
