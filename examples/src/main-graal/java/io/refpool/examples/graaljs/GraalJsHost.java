@@ -133,8 +133,11 @@ public final class GraalJsHost implements AutoCloseable {
      * @throws io.refpool.sync.WaitTimeoutException if the context was not free within {@code limit}
      */
     public Outcome run(String tenant, String script, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
         while (true) {
-            Optional<Outcome> outcome = contexts.call(tenant, limit, js -> {
+            // a go-round for a fresh context gets what is left of the limit, not the whole of it
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            Optional<Outcome> outcome = contexts.call(tenant, left, js -> {
                 if (!js.isFit()) {
                     // retired while this request waited for its section: go round for the fresh one
                     return Optional.empty();
