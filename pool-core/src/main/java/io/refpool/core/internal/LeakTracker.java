@@ -53,7 +53,7 @@ final class LeakTracker {
      * its reference, so nothing here may throw and lose it: tracking that fails leaves the handle
      * untracked
      *
-     * @param alsoAtLeak run if the handle leaks, after its reference is released (the observer's
+     * @param alsoAtLeak run if the handle leaks, before its reference is released (the observer's
      *     hold of it ends there), or {@code null}; must not refer to the handle
      */
     <H> H newHandle(Entry<?, ?> entry, Runnable alsoAtLeak, Function<Tracked, H> handleOf) {
@@ -178,7 +178,7 @@ final class LeakTracker {
         private volatile boolean closedNormally;
         private volatile Throwable firstClose;
         private Cleaner.Cleanable cleanable;
-        /** Run after a leak's release: the observer forgets its hold of the handle. */
+        /** Run at a leak, before its release: the observer forgets its hold of the handle. */
         private Runnable alsoAtLeak;
 
         Tracked(LeakTracker tracker, Entry<?, ?> entry, Throwable site) {
@@ -222,13 +222,13 @@ final class LeakTracker {
                 return;
             }
             tracker.open.remove(this);
+            Runnable also = alsoAtLeak;
             try {
-                tracker.leaked(entry, site);
-            } finally {
-                Runnable also = alsoAtLeak;
                 if (also != null) {
-                    also.run();
+                    also.run(); // first: once the release is seen, nothing watches the handle any more
                 }
+            } finally {
+                tracker.leaked(entry, site);
             }
         }
     }
