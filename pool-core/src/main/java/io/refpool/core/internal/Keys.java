@@ -14,17 +14,25 @@ final class Keys {
         return text.startsWith("<") ? text : "'" + text + "'";
     }
 
-    /** {@return {@code key}'s {@code toString}, or a description of it in angle brackets if that throws} */
+    /**
+     * {@return {@code key}'s {@code toString}, or a description of it in angle brackets if that
+     * throws or returns {@code null}}; never {@code null}
+     */
     static String text(Object key) {
         if (key == null) {
             return "null";
         }
+        String text;
         try {
-            return String.valueOf(key);
+            text = key.toString();
         } catch (Throwable toStringFailed) { // whatever it throws: the message must still be built
             return "<" + key.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(key))
                     + ", whose toString() threw " + toStringFailed.getClass().getName() + ">";
         }
+        return text != null
+                ? text
+                : "<" + key.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(key))
+                        + ", whose toString() returned null>";
     }
 
     /**
