@@ -310,6 +310,9 @@ final class DeferredReleases<K, V> {
 
     @SuppressWarnings("unchecked")
     private void applyEach(ArrayList<Release> batch, AttachState s) {
+        if (batch.isEmpty()) {
+            return; // a flush with nothing pending: no batch was applied, so no drain is counted or recorded
+        }
         PoolEvents.Drain event = new PoolEvents.Drain();
         event.begin();
         try {
