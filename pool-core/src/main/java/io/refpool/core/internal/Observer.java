@@ -285,7 +285,13 @@ final class Observer {
         }
     }
 
-    /** The shared scheduler of the periodic checks: one daemon thread, started by the first pool with a threshold. */
+    /** How long the checker thread stays with no check queued before it ends. */
+    private static final long CHECKER_KEEP_ALIVE_SECONDS = 60;
+
+    /**
+     * The shared scheduler of the periodic checks: one daemon thread, started by the first pool with a
+     * threshold, ended a minute after the last check left the queue.
+     */
     private static final class Checker implements Runnable {
         static final ScheduledThreadPoolExecutor EXECUTOR = newExecutor();
 
@@ -332,6 +338,10 @@ final class Observer {
                 return thread;
             });
             executor.setRemoveOnCancelPolicy(true);
+            // as the drainer threads: the thread retires once no pool has a check queued (the last
+            // closed, or collected), and the next pool with a threshold starts one again
+            executor.setKeepAliveTime(CHECKER_KEEP_ALIVE_SECONDS, TimeUnit.SECONDS);
+            executor.allowCoreThreadTimeOut(true);
             return executor;
         }
     }
