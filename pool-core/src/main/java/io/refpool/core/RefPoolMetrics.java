@@ -2,6 +2,7 @@ package io.refpool.core;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -10,7 +11,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.refpool.core.internal.PoolReadings;
 import io.refpool.core.internal.PoolTimings;
 import io.refpool.core.internal.PoolTimings.Timing;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -59,7 +65,15 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>The timers are registered only for a pool built with
  * {@link RefPool.Builder#recordTimings recordTimings(true)}; a pool without it reads no clock for
- * them. Bind a pool's metrics to a registry once: each binding records every duration.
+ * them. Binding one {@code RefPoolMetrics} to a registry it is bound to already does nothing, so
+ * each duration is recorded once per registry.
+ *
+ * <p>A registry keeps one meter per name and tags, so two pools of one name cannot share a
+ * registry: {@link #bindTo} refuses, with {@link IllegalStateException}, a registry that holds a
+ * meter of this name and tags that another binding registered (without the check the registry
+ * would hand back the other pool's meter, and this pool would go unreported). To replace a pool by
+ * a new one of the same name, {@linkplain #close() close} the old pool's {@code RefPoolMetrics}
+ * first: that removes its meters from every registry it was bound to.
  *
  * <p>Reading a meter costs a few striped-counter sums and never walks the pool's keys: the live
  * and idle gauges come from event counters (every object reaches count 0 once per idle spell and
@@ -68,17 +82,23 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Micrometer is an optional dependency of pool-core: a pool works without it on the class or
  * module path, and only this class needs it. The meters hold the pool weakly, as Micrometer's
- * gauges do; a closed pool keeps reporting its final counts until it is collected.
+ * gauges do; a closed pool keeps reporting its final counts until it is collected, or until its
+ * {@code RefPoolMetrics} is closed.
  */
 // Micrometer is an optional requirement of this module, not a transitive one: a user of this class
 // requires micrometer.core itself (see module-info)
 @SuppressWarnings("exports")
-public final class RefPoolMetrics implements MeterBinder {
+public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
     private final PoolReadings core;
     /** Where the pool sends its durations, or {@code null}: it records none. */
     private final PoolTimings timings;
 
     private final Tags tags;
+
+    /** What each registry bound got: its meters, and the recorder of its timers or {@code null}; guarded by this. */
+    private final Map<MeterRegistry, Binding> bindings = new IdentityHashMap<>();
+
+    private record Binding(List<Meter> meters, PoolTimings.Recorder recorder) {}
 
     /**
      * Metrics of {@code pool}, tagged {@code pool=<name>}.
@@ -105,31 +125,87 @@ public final class RefPoolMetrics implements MeterBinder {
                 .and("pool", checked.core().name());
     }
 
+    /**
+     * Registers the pool's meters in {@code registry}; nothing if this is bound to it already.
+     *
+     * @param registry the registry
+     * @throws NullPointerException if {@code registry} is null
+     * @throws IllegalStateException if {@code registry} holds a meter of this name and tags that
+     *     another binding registered (a pool of the same name); nothing is registered then
+     */
     @Override
-    public void bindTo(MeterRegistry registry) {
+    public synchronized void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
-        gauge(registry, "refpool.objects", "objects with a reference", PoolReadings::liveNow, Tags.of("state", "live"));
+        if (bindings.containsKey(registry)) {
+            return;
+        }
+        List<Meter> meters = new ArrayList<>();
+        try {
+            registerAll(registry, meters);
+        } catch (RuntimeException | Error e) {
+            meters.forEach(registry::remove);
+            throw e;
+        }
+        PoolTimings.Recorder recorder = timings == null ? null : bindTimers(registry, meters);
+        bindings.put(registry, new Binding(meters, recorder));
+    }
+
+    /**
+     * Removes the meters this registered from every registry it is bound to, and stops recording
+     * the pool's durations for them; a later {@link #bindTo} registers them again. The pool itself
+     * is not closed.
+     */
+    @Override
+    public synchronized void close() {
+        for (Map.Entry<MeterRegistry, Binding> bound : bindings.entrySet()) {
+            Binding binding = bound.getValue();
+            if (binding.recorder() != null) {
+                timings.remove(binding.recorder());
+            }
+            binding.meters().forEach(bound.getKey()::remove);
+        }
+        bindings.clear();
+    }
+
+    private void registerAll(MeterRegistry registry, List<Meter> meters) {
         gauge(
+                meters,
+                registry,
+                "refpool.objects",
+                "objects with a reference",
+                PoolReadings::liveNow,
+                Tags.of("state", "live"));
+        gauge(
+                meters,
                 registry,
                 "refpool.objects",
                 "objects at count 0, not yet disposed",
                 PoolReadings::idleNow,
                 Tags.of("state", "idle"));
         gauge(
+                meters,
                 registry,
                 "refpool.pending.releases",
                 "releases enqueued and not yet applied",
                 PoolReadings::pendingNow,
                 Tags.empty());
         gauge(
+                meters,
                 registry,
                 "refpool.capacity.waiters",
                 "acquires in line for capacity",
                 PoolReadings::capacityWaitersNow,
                 Tags.empty());
-        counter(registry, "refpool.creations", "objects the factory created", PoolReadings::creations, Tags.empty());
+        counter(
+                meters,
+                registry,
+                "refpool.creations",
+                "objects the factory created",
+                PoolReadings::creations,
+                Tags.empty());
         for (DisposalCause cause : DisposalCause.values()) {
             counter(
+                    meters,
                     registry,
                     "refpool.disposals",
                     "objects disposed",
@@ -137,31 +213,43 @@ public final class RefPoolMetrics implements MeterBinder {
                     Tags.of("cause", cause.name()));
         }
         counter(
+                meters,
                 registry,
                 "refpool.idle.hits",
                 "acquires served by an idle object",
                 PoolReadings::idleHits,
                 Tags.empty());
-        counter(registry, "refpool.drains", "batches of deferred releases applied", PoolReadings::drains, Tags.empty());
-        counter(registry, "refpool.leaks", "handles found unreachable while open", PoolReadings::leaks, Tags.empty());
         counter(
+                meters,
+                registry,
+                "refpool.drains",
+                "batches of deferred releases applied",
+                PoolReadings::drains,
+                Tags.empty());
+        counter(
+                meters,
+                registry,
+                "refpool.leaks",
+                "handles found unreachable while open",
+                PoolReadings::leaks,
+                Tags.empty());
+        counter(
+                meters,
                 registry,
                 "refpool.timeouts",
                 "waits the pool ended with a timeout",
                 PoolReadings::timeouts,
                 Tags.empty());
         counter(
+                meters,
                 registry,
                 "refpool.held.too.long",
                 "handles and calls reported open past the held-too-long threshold",
                 PoolReadings::heldTooLong,
                 Tags.empty());
-        if (timings != null) {
-            bindTimers(registry);
-        }
     }
 
-    private void bindTimers(MeterRegistry registry) {
+    private PoolTimings.Recorder bindTimers(MeterRegistry registry, List<Meter> meters) {
         EnumMap<Timing, Timer> timers = new EnumMap<>(Timing.class);
         timers.put(
                 Timing.OBJECT_WAIT,
@@ -171,25 +259,61 @@ public final class RefPoolMetrics implements MeterBinder {
                 timer(registry, "refpool.wait", "waits for an object's section", Tags.of("resource", "section")));
         timers.put(Timing.USE, timer(registry, "refpool.use", "calls' functions and handles' lifetimes", Tags.empty()));
         timers.put(Timing.CREATION, timer(registry, "refpool.creation", "factory calls that returned", Tags.empty()));
-        timings.add((timing, nanos) -> timers.get(timing).record(nanos, TimeUnit.NANOSECONDS));
+        meters.addAll(timers.values());
+        PoolTimings.Recorder recorder = (timing, nanos) -> timers.get(timing).record(nanos, TimeUnit.NANOSECONDS);
+        timings.add(recorder);
+        return recorder;
     }
 
     private Timer timer(MeterRegistry registry, String name, String description, Tags more) {
+        // a timer of the same name and tags from another binding: its pool's durations and this one's
+        // would mix; the gauges registered first have refused such a registry already
         return Timer.builder(name).description(description).tags(tags.and(more)).register(registry);
     }
 
-    private void gauge(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
-        Gauge.builder(name, core, asDouble(reading))
-                .description(description)
-                .tags(tags.and(more))
-                .register(registry);
+    private void gauge(
+            List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+        Tags all = tags.and(more);
+        Collection<Meter> before = registry.find(name).tags(all).meters();
+        add(
+                meters,
+                before,
+                name,
+                all,
+                Gauge.builder(name, core, asDouble(reading))
+                        .description(description)
+                        .tags(all)
+                        .register(registry));
     }
 
-    private void counter(MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
-        FunctionCounter.builder(name, core, asDouble(reading))
-                .description(description)
-                .tags(tags.and(more))
-                .register(registry);
+    private void counter(
+            List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+        Tags all = tags.and(more);
+        Collection<Meter> before = registry.find(name).tags(all).meters();
+        add(
+                meters,
+                before,
+                name,
+                all,
+                FunctionCounter.builder(name, core, asDouble(reading))
+                        .description(description)
+                        .tags(all)
+                        .register(registry));
+    }
+
+    /**
+     * Keeps {@code registered}, unless the registry handed back a meter that was there before this
+     * binding: another binding's (a pool of the same name), which would report that pool instead.
+     */
+    private static void add(List<Meter> meters, Collection<Meter> before, String name, Tags all, Meter registered) {
+        for (Meter existing : before) {
+            if (existing == registered) {
+                throw new IllegalStateException("the registry already holds the meter " + name + all
+                        + " of another binding: a pool of the same name is bound to it (close that pool's"
+                        + " RefPoolMetrics first, or name the pools apart)");
+            }
+        }
+        meters.add(registered);
     }
 
     private static ToDoubleFunction<PoolReadings> asDouble(ToLong reading) {

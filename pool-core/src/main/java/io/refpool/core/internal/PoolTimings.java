@@ -56,6 +56,24 @@ public final class PoolTimings {
         recorders = now;
     }
 
+    /**
+     * Removes a recorder added before; one not added is ignored.
+     *
+     * @param recorder the recorder
+     */
+    public synchronized void remove(Recorder recorder) {
+        Recorder[] now = recorders;
+        for (int i = 0; i < now.length; i++) {
+            if (now[i] == recorder) {
+                Recorder[] less = new Recorder[now.length - 1];
+                System.arraycopy(now, 0, less, 0, i);
+                System.arraycopy(now, i + 1, less, i, now.length - i - 1);
+                recorders = less;
+                return;
+            }
+        }
+    }
+
     /** Records the time since {@code startNanos} ({@code System.nanoTime()}). */
     void since(Timing timing, long startNanos) {
         record(timing, System.nanoTime() - startNanos);

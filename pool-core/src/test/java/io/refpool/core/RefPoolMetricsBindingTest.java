@@ -1,0 +1,109 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RefPoolMetrics} bindings over a registry's life: a registry keeps one meter per name and
+ * tags, so a second pool of a name must not be handed the first one's meters without a word, a
+ * binding repeated must not record durations twice, and a binding can be taken back.
+ */
+class RefPoolMetricsBindingTest {
+    private static RefPool<String, StringBuilder> pool(String name) {
+        return RefPool.<String, StringBuilder>builder(StringBuilder::new)
+                .name(name)
+                .recordTimings(true)
+                .build();
+    }
+
+    private static double live(MeterRegistry registry, String pool) {
+        return registry.get("refpool.objects")
+                .tags("pool", pool, "state", "live")
+                .gauge()
+                .value();
+    }
+
+    private static void holdTwo(RefPool<String, StringBuilder> pool) {
+        try (Attachment attached = pool.attach()) {
+            pool.acquire("x"); // left open: live
+            pool.acquire("y");
+        }
+    }
+
+    /**
+     * A host replaces its pool by a new one of the same name (a reload) and binds it as it bound the
+     * first. Micrometer hands back the meters already registered under that name and tags, which read
+     * the old pool: before the fix the new pool's objects were never reported, and nothing said so.
+     */
+    @Test
+    void aSecondPoolOfTheSameNameIsRefusedRatherThanShadowedByTheFirstOnesMeters() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RefPool<String, StringBuilder> first = pool("lua");
+        new RefPoolMetrics(first).bindTo(registry);
+        holdTwo(first);
+        first.close();
+
+        RefPool<String, StringBuilder> second = pool("lua");
+        int metersBefore = registry.getMeters().size();
+        IllegalStateException refused =
+                assertThrows(IllegalStateException.class, () -> new RefPoolMetrics(second).bindTo(registry));
+        assertTrue(refused.getMessage().contains("pool=lua"), refused.getMessage());
+        assertEquals(metersBefore, registry.getMeters().size(), "a refused binding registers nothing");
+        second.close();
+    }
+
+    /** One binder bound to one registry twice (as a framework may do): each duration counted once. */
+    @Test
+    void bindingTwiceToOneRegistryRecordsEachDurationOnce() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RefPool<String, StringBuilder> pool = pool("twice");
+        RefPoolMetrics metrics = new RefPoolMetrics(pool);
+        metrics.bindTo(registry);
+        metrics.bindTo(registry);
+        pool.call("a", sb -> sb.append('!'));
+        assertEquals(1, registry.get("refpool.use").timer().count(), "one call, one use");
+        assertEquals(1, registry.get("refpool.creation").timer().count(), "one object, one creation");
+        pool.close();
+    }
+
+    /** Closing the old pool's binding removes its meters: the new pool of the name is reported, not the old. */
+    @Test
+    void closingTheOldBindingLetsANewPoolOfTheNameBeReported() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        SimpleMeterRegistry other = new SimpleMeterRegistry();
+        RefPool<String, StringBuilder> first = pool("lua");
+        RefPoolMetrics firstMetrics = new RefPoolMetrics(first);
+        firstMetrics.bindTo(registry);
+        firstMetrics.bindTo(other);
+        holdTwo(first);
+        assertEquals(2.0, live(registry, "lua"));
+        first.close();
+        firstMetrics.close();
+        assertTrue(registry.getMeters().isEmpty(), "left behind: " + registry.getMeters());
+        assertTrue(other.getMeters().isEmpty(), "left behind: " + other.getMeters());
+
+        RefPool<String, StringBuilder> second = pool("lua");
+        RefPoolMetrics secondMetrics = new RefPoolMetrics(second);
+        secondMetrics.bindTo(registry);
+        try (Attachment attached = second.attach()) {
+            second.acquire("z");
+        }
+        assertEquals(second.stats().live(), (long) live(registry, "lua"));
+        assertEquals(
+                1.0,
+                registry.get("refpool.creations")
+                        .tags("pool", "lua")
+                        .functionCounter()
+                        .count());
+
+        secondMetrics.close(); // its durations are no longer recorded anywhere
+        second.call("w", sb -> sb);
+        assertTrue(registry.find("refpool.use").timers().isEmpty());
+        second.close();
+    }
+}
