@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -274,38 +275,30 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
     private void gauge(
             List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
         Tags all = tags.and(more);
-        Collection<Meter> before = registry.find(name).tags(all).meters();
-        add(
-                meters,
-                before,
-                name,
-                all,
-                Gauge.builder(name, core, asDouble(reading))
-                        .description(description)
-                        .tags(all)
-                        .register(registry));
+        register(meters, registry, name, all, () -> Gauge.builder(name, core, asDouble(reading))
+                .description(description)
+                .tags(all)
+                .register(registry));
     }
 
     private void counter(
             List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
         Tags all = tags.and(more);
-        Collection<Meter> before = registry.find(name).tags(all).meters();
-        add(
-                meters,
-                before,
-                name,
-                all,
-                FunctionCounter.builder(name, core, asDouble(reading))
-                        .description(description)
-                        .tags(all)
-                        .register(registry));
+        register(meters, registry, name, all, () -> FunctionCounter.builder(name, core, asDouble(reading))
+                .description(description)
+                .tags(all)
+                .register(registry));
     }
 
     /**
-     * Keeps {@code registered}, unless the registry handed back a meter that was there before this
-     * binding: another binding's (a pool of the same name), which would report that pool instead.
+     * Registers one meter and keeps it in {@code meters}, unless the registry handed back a meter
+     * it held before: another binding's (a pool of the same name), which would report that pool
+     * instead of this one.
      */
-    private static void add(List<Meter> meters, Collection<Meter> before, String name, Tags all, Meter registered) {
+    private static void register(
+            List<Meter> meters, MeterRegistry registry, String name, Tags all, Supplier<Meter> registration) {
+        Collection<Meter> before = registry.find(name).tags(all).meters();
+        Meter registered = registration.get();
         for (Meter existing : before) {
             if (existing == registered) {
                 throw new IllegalStateException("the registry already holds the meter " + name + all
