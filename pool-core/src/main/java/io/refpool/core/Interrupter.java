@@ -21,8 +21,9 @@ package io.refpool.core;
  * <p><b>Contract.</b> It runs at most once per call, and only while the pool has not seen the
  * function return; the call keeps its object, its section and its reference until the interrupter
  * returned, so it never acts on an object another call has taken meanwhile. It runs on the thread
- * that ended the call: for a time limit, a thread of the pool's own, started when the limit
- * passes (so one that takes long, stopping a script in rounds, delays no other timer); the thread
+ * that ended the call: for a time limit, a daemon thread of the library's, handed the interrupt
+ * when the limit passes (so one that takes long, stopping a script in rounds, delays no other
+ * timer; the threads are reused and end when idle); the thread
  * that cancelled the token; the thread running {@code close(Duration)}; never holding a lock of
  * the pool. It must not wait for the call it
  * stops, which holds its attachment until the interrupter returned: in {@code GLOBAL} mode it may

@@ -103,13 +103,29 @@ public final class AsyncCalls<K, V> {
                 "key " + Keys.describe(key) + " (its object, the gate and its section) in pool '" + pool.name() + "'",
                 timeout); // the caller's stack
         boolean boundsFunction = runs != null && runs.interrupts();
+        CancellationSource limit = null;
         if (boundsFunction) {
-            // the limit bounds the function too: it runs from the call (see above)
-            timer.cancelAfter(timeout);
+            // the limit bounds the function too: it runs from the call (see above). Its cancel runs
+            // the interrupter of a running function, so it is handed to an interrupter thread,
+            // as a synchronous call's limit is (RunControl.Run#limitPassed): never on the JVM's one
+            // timer thread, which every other limit and timed wait shares
+            limit = new CancellationSource();
+            limit.token().register(() -> {
+                try {
+                    OwnThreads.interrupt(timer::cancel);
+                } catch (Throwable noThread) {
+                    timer.cancel();
+                }
+            });
+            limit.cancelAfter(timeout);
         }
+        CancellationSource limitTimer = limit;
         CompletableFuture<T> calling = this.<T>callAsync(key, timer.token(), fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
+            if (limitTimer != null) {
+                limitTimer.close();
+            }
             boolean fired = timer.token().isCancellationRequested();
             timer.close();
             if (failure == null) {

@@ -1,5 +1,8 @@
 package io.refpool.core.internal;
 
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -21,5 +24,27 @@ final class OwnThreads {
                 new Thread(work, "refpool-" + what + "-" + STARTED.incrementAndGet() + " (pool '" + poolName + "')");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /**
+     * Runs the interrupt a passed time limit calls for ({@code RunControl}, {@code AsyncCalls}) off
+     * the one timer thread every {@code cancelAfter} of the JVM shares, so an interrupter that takes
+     * long delays no other timer. Its threads are daemons, reused, and end after a minute idle, so a
+     * storm of limits passing at once costs a few threads, not one each. What handing the work over
+     * throws ({@link OutOfMemoryError} when no thread can be made) reaches the caller, and
+     * {@code work} then never runs.
+     */
+    static void interrupt(Runnable work) {
+        Interrupters.EXECUTOR.execute(work);
+    }
+
+    /** Lazy holder: the executor exists once a limit has passed with a function running. */
+    private static final class Interrupters {
+        static final ThreadPoolExecutor EXECUTOR =
+                new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), work -> {
+                    Thread thread = new Thread(work, "refpool-interrupter-" + STARTED.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
     }
 }

@@ -29,7 +29,7 @@ import java.util.concurrent.locks.LockSupport;
  *   STARTING        STOPPED        a timer, a cancelled token, or close(Duration) before that: the
  *                                  function never starts and the call fails; no interrupter
  *   RUNNING         RETURNED       the running thread, when the function returned or threw
- *   RUNNING         INTERRUPTING   a timer (on a thread of the pool's own, not the timer's), a
+ *   RUNNING         INTERRUPTING   a timer (on an interrupter thread, not the timer's), a
  *                                  cancelled token, or close(Duration): calls the interrupter
  *   INTERRUPTING    INTERRUPTED    the interrupter returned (or threw); the running thread, waiting
  *                                  for it once the function returned, applies its outcome
@@ -310,8 +310,8 @@ final class RunControl<K, V> {
 
         /**
          * The call's limit passed, on the one timer thread every {@code cancelAfter} of the JVM
-         * shares: a function not yet started is stopped here, and one running is interrupted on a
-         * thread of the pool's own, so an interrupter that takes long (an engine that stops a
+         * shares: a function not yet started is stopped here, and one running is interrupted on an
+         * interrupter thread ({@link OwnThreads#interrupt}), so an interrupter that takes long (an engine that stops a
          * script in rounds) delays no other timer. If no thread can be had, it runs here.
          */
         void limitPassed() {
@@ -319,7 +319,7 @@ final class RunControl<K, V> {
                 return;
             }
             try {
-                OwnThreads.start("interrupter", pool.name(), this);
+                OwnThreads.interrupt(this);
             } catch (Throwable noThread) {
                 run();
             }
