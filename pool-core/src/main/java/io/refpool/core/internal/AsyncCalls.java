@@ -104,7 +104,12 @@ public final class AsyncCalls<K, V> {
                 timeout); // the caller's stack
         boolean boundsFunction = runs != null && runs.interrupts();
         CancellationSource limit = null;
-        if (boundsFunction) {
+        if (boundsFunction && timeout.isZero()) {
+            // no time at all: cancel here, before the call starts, so it fails without running fn.
+            // Nothing is registered on the timer yet, so no interrupter runs on this thread; handed
+            // to an interrupter thread, the cancel could come after fn started, or even returned
+            timer.cancel();
+        } else if (boundsFunction) {
             // the limit bounds the function too: it runs from the call (see above). Its cancel runs
             // the interrupter of a running function, so it is handed to an interrupter thread,
             // as a synchronous call's limit is (RunControl.Run#limitPassed): never on the JVM's one

@@ -42,8 +42,12 @@ final class OwnThreads {
     private static final class Interrupters {
         static final ThreadPoolExecutor EXECUTOR =
                 new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), work -> {
-                    Thread thread = new Thread(work, "refpool-interrupter-" + STARTED.incrementAndGet());
+                    // shared by every pool and reused: inherit no thread-locals and no context class
+                    // loader of whichever thread (the timer's, a caller's) happened to start it
+                    Thread thread =
+                            new Thread(null, work, "refpool-interrupter-" + STARTED.incrementAndGet(), 0, false);
                     thread.setDaemon(true);
+                    thread.setContextClassLoader(OwnThreads.class.getClassLoader());
                     return thread;
                 });
     }
