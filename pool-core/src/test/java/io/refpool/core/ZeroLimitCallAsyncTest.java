@@ -1,14 +1,19 @@
 package io.refpool.core;
 
+import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.refpool.sync.WaitTimeoutException;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -32,6 +37,47 @@ class ZeroLimitCallAsyncTest {
 
     @Test
     void aZeroLimitCallAsyncWithAnInterrupterNeverRunsItsFunction() throws Exception {
+        assertAZeroLimitCallAsyncNeverRunsItsFunction();
+    }
+
+    /**
+     * The limit of a call is handed to an interrupter thread when it passes; a zero one must fail
+     * the call however late that thread starts, so the interrupter threads are held back here.
+     */
+    @Test
+    void aZeroLimitFailsTheCallEvenIfTheInterrupterThreadStartsLate() throws Exception {
+        ThreadPoolExecutor interrupters = interrupters();
+        ThreadFactory original = interrupters.getThreadFactory();
+        long keepAlive = interrupters.getKeepAliveTime(TimeUnit.NANOSECONDS);
+        // no idle interrupter thread may take the hand-over: let any end, then hold new ones back
+        interrupters.setKeepAliveTime(1, TimeUnit.NANOSECONDS);
+        eventually().until(() -> interrupters.getPoolSize() == 0);
+        CountDownLatch interrupterThreadsMayRun = new CountDownLatch(1);
+        interrupters.setThreadFactory(worker -> original.newThread(() -> {
+            try {
+                interrupterThreadsMayRun.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            worker.run();
+        }));
+        interrupters.setKeepAliveTime(keepAlive, TimeUnit.NANOSECONDS);
+        try {
+            assertAZeroLimitCallAsyncNeverRunsItsFunction();
+        } finally {
+            interrupterThreadsMayRun.countDown();
+            interrupters.setThreadFactory(original);
+        }
+    }
+
+    private static ThreadPoolExecutor interrupters() throws ReflectiveOperationException {
+        Field field = Class.forName("io.refpool.core.internal.OwnThreads$Interrupters")
+                .getDeclaredField("EXECUTOR");
+        field.setAccessible(true);
+        return (ThreadPoolExecutor) field.get(null);
+    }
+
+    private static void assertAZeroLimitCallAsyncNeverRunsItsFunction() throws Exception {
         AtomicInteger interrupts = new AtomicInteger();
         RefPool<String, Object> pool = RefPool.newBuilder()
                 .idle(cache -> cache.maximumSize(10))
@@ -50,9 +96,13 @@ class ZeroLimitCallAsyncTest {
                 })
                 .toCompletableFuture();
 
-        ExecutionException failed = assertThrows(ExecutionException.class, () -> call.get(30, TimeUnit.SECONDS));
+        ExecutionException failed = assertThrows(
+                ExecutionException.class,
+                () -> call.get(30, TimeUnit.SECONDS),
+                () -> "the call completed with " + call.getNow(null));
         assertInstanceOf(WaitTimeoutException.class, failed.getCause());
         assertEquals(0, ran.get(), "a zero limit leaves the function no time");
+        assertEquals(0, interrupts.get(), "nothing ran for the interrupter to stop");
         pool.close();
     }
 
