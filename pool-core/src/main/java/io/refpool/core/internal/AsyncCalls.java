@@ -103,33 +103,13 @@ public final class AsyncCalls<K, V> {
                 "key " + Keys.describe(key) + " (its object, the gate and its section) in pool '" + pool.name() + "'",
                 timeout); // the caller's stack
         boolean boundsFunction = runs != null && runs.interrupts();
-        CancellationSource limit = null;
-        if (boundsFunction && timeout.isZero()) {
-            // no time at all: cancel here, before the call starts, so it fails without running fn.
-            // Nothing is registered on the timer yet, so no interrupter runs on this thread; handed
-            // to an interrupter thread, the cancel could come after fn started, or even returned
-            timer.cancel();
-        } else if (boundsFunction) {
-            // the limit bounds the function too: it runs from the call (see above). Its cancel runs
-            // the interrupter of a running function, so it is handed to an interrupter thread,
-            // as a synchronous call's limit is (RunControl.Run#limitPassed): never on the JVM's one
-            // timer thread, which every other limit and timed wait shares
-            limit = new CancellationSource();
-            limit.token().register(() -> {
-                try {
-                    OwnThreads.interrupt(timer::cancel);
-                } catch (Throwable noThread) {
-                    timer.cancel();
-                }
-            });
-            limit.cancelAfter(timeout);
-        }
-        CancellationSource limitTimer = limit;
+        // the limit bounds the function too: it runs from the call (see above)
+        CancellationSource limit = boundsFunction ? RunControl.armLimit(timer, timeout) : null;
         CompletableFuture<T> calling = this.<T>callAsync(key, timer.token(), fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
-            if (limitTimer != null) {
-                limitTimer.close();
+            if (limit != null) {
+                limit.close();
             }
             boolean fired = timer.token().isCancellationRequested();
             timer.close();

@@ -83,12 +83,29 @@ final class Revival<K, V> {
      * {@return when an object created now retires}: now plus the lifetime, less a jitter of up to a
      * tenth of it, drawn from the creation's number in the pool so objects created together spread
      * out; {@code Long.MAX_VALUE} without a lifetime. Read by the creator, before the factory.
+     *
+     * @throws TickerFailed wrapping what the ticker threw: the creation fails, reported as the ticker's
      */
     long retireAt() {
         if (lifetimeNanos == 0) {
             return Long.MAX_VALUE;
         }
-        return ticker.read() + lifetimeNanos - jitter(created.getAndIncrement(), lifetimeNanos);
+        long now;
+        try {
+            now = ticker.read();
+        } catch (Throwable clock) {
+            throw new TickerFailed(clock);
+        }
+        return now + lifetimeNanos - jitter(created.getAndIncrement(), lifetimeNanos);
+    }
+
+    /** The ticker threw before a factory ran: the creation fails as a factory's would, reported as the ticker's. */
+    static final class TickerFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        TickerFailed(Throwable clock) {
+            super(null, clock, false, false);
+        }
     }
 
     /** {@return the part of {@code lifetime} the object numbered {@code n} loses}: in [0, lifetime / 10] */

@@ -272,6 +272,33 @@ final class RunControl<K, V> {
         }
     }
 
+    /**
+     * Arms {@code timeout} to cancel {@code timer}, the token of a {@code callAsync} whose limit
+     * bounds its function: the cancel runs the interrupter of a running function, so it is handed
+     * to an interrupter thread, as {@code Run.limitPassed} hands a synchronous call's, never run on
+     * the JVM's one timer thread. A zero limit cancels here, before the call starts (nothing is
+     * registered on the timer yet, so no interrupter runs on this thread), so the call fails
+     * without running its function whenever the interrupter threads run.
+     *
+     * @return the limit's own source, to close when the call completes, or {@code null}
+     */
+    static CancellationSource armLimit(CancellationSource timer, Duration timeout) {
+        if (timeout.isZero()) {
+            timer.cancel();
+            return null;
+        }
+        CancellationSource limit = new CancellationSource();
+        limit.token().register(() -> {
+            try {
+                OwnThreads.interrupt(timer::cancel);
+            } catch (Throwable noThread) {
+                timer.cancel();
+            }
+        });
+        limit.cancelAfter(timeout);
+        return limit;
+    }
+
     /** {@code close(Duration)} at its limit: interrupts every call still running. */
     void interruptAll() {
         if (interrupter == null) {

@@ -447,7 +447,7 @@ final class SlotTable<K, V> {
             }
             long begun = timings == null ? 0 : System.nanoTime();
             if (revival != null) { // before the factory: a ticker that throws leaves nothing made
-                retireAt = retireAt();
+                retireAt = revival.retireAt();
             }
             value = FactoryCall.run(factory, key, attacher, s, creation.gateFree);
             if (timings != null) {
@@ -473,24 +473,6 @@ final class SlotTable<K, V> {
         return entry;
     }
 
-    /** {@return when a new object retires}; a ticker that throws is wrapped as such */
-    private long retireAt() {
-        try {
-            return revival.retireAt();
-        } catch (Throwable clock) {
-            throw new TickerFailed(clock);
-        }
-    }
-
-    /** The ticker threw before a factory ran: the creation fails as a factory's would, reported as the ticker's. */
-    private static final class TickerFailed extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        TickerFailed(Throwable clock) {
-            super(null, clock, false, false);
-        }
-    }
-
     /**
      * A creation failed before its object existed: the permit goes back, the creation is abandoned
      * with the failure its acquirers see, and the failure is reported (but a closed pool's).
@@ -498,7 +480,7 @@ final class SlotTable<K, V> {
      * @return the failure to throw: unchecked as it is, checked wrapped; an error is thrown here
      */
     private RuntimeException failed(K key, Creation<K, V> creation, Guard permit, Throwable thrown) {
-        boolean ticker = thrown instanceof TickerFailed;
+        boolean ticker = thrown instanceof Revival.TickerFailed;
         Throwable failure = ticker ? thrown.getCause() : thrown;
         Waits.keepInterrupt(failure);
         Throwable shaped = failure instanceof RuntimeException || failure instanceof Error
