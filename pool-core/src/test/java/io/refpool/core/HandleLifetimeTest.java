@@ -46,10 +46,16 @@ class HandleLifetimeTest {
                         created.add(o);
                         return o;
                     })
+                    .attachMode(AttachMode.SHARED)
                     .errorListener(errors::add)
                     .disposer((String key, Obj value, DisposalCause cause) -> disposals
                             .computeIfAbsent(value, v -> new CopyOnWriteArrayList<>())
                             .add(cause + (pool.isAttached() ? "" : " DETACHED")));
+        }
+
+        /** A {@code SHARED} builder whose leak detector tracks every handle. */
+        RefPool.Builder<String, Obj> paranoid() {
+            return builder().leakDetection(LeakDetection.PARANOID);
         }
 
         RefPool<String, Obj> build(RefPool.Builder<String, Obj> builder) {
@@ -97,8 +103,7 @@ class HandleLifetimeTest {
     @Test
     void aHandleClosedDetachedAfterThePoolClosedDisposesItsObjectOnceAttached() throws Exception {
         Host host = new Host();
-        RefPool<String, Obj> pool =
-                host.build(host.builder().attachMode(AttachMode.SHARED).drainDelay(Duration.ofHours(1)));
+        RefPool<String, Obj> pool = host.build(host.builder().drainDelay(Duration.ofHours(1)));
         Handle<Obj> handle = pool.attached(() -> pool.acquire("a"));
         Obj obj = handle.get();
         pool.close();
@@ -121,10 +126,9 @@ class HandleLifetimeTest {
     @Test
     void aHandleClosedDetachedWhileTheCloseWaitsForAnAttachedThreadIsDisposedOnce() throws Exception {
         Host host = new Host();
-        RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
-                .drainDelay(Duration.ofHours(1))
-                .idle(cache -> cache.maximumSize(10).executor(Runnable::run)));
+        RefPool<String, Obj> pool =
+                host.build(host.builder().drainDelay(Duration.ofHours(1)).idle(cache -> cache.maximumSize(10)
+                        .executor(Runnable::run)));
         Handle<Obj> handle = pool.attached(() -> pool.acquire("a"));
         Obj obj = handle.get();
         CountDownLatch attached = new CountDownLatch(1);
@@ -155,10 +159,7 @@ class HandleLifetimeTest {
     @Test
     void twoThreadsClosingOneHandleAtOnceReleaseItOnce() throws Exception {
         Host host = new Host();
-        RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
-                .leakDetection(LeakDetection.PARANOID)
-                .drainDelay(Duration.ofHours(1)));
+        RefPool<String, Obj> pool = host.build(host.paranoid().drainDelay(Duration.ofHours(1)));
         Handle<Obj> keeper = pool.attached(() -> pool.acquire("a"));
         int rounds = 2_000;
         for (int i = 0; i < rounds; i++) {
@@ -205,10 +206,7 @@ class HandleLifetimeTest {
     @Test
     void aHandleLeakedAfterThePoolClosedIsReleasedReportedAndDisposedOnceAttached() {
         Host host = new Host();
-        RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
-                .leakDetection(LeakDetection.PARANOID)
-                .drainDelay(Duration.ofHours(1)));
+        RefPool<String, Obj> pool = host.build(host.paranoid().drainDelay(Duration.ofHours(1)));
         dropHandle(pool, "a");
         Obj obj = host.created.get(0);
         pool.close(); // the handle is open, and unreachable
@@ -225,9 +223,7 @@ class HandleLifetimeTest {
     @Test
     void aLeakedHandleOfAnInvalidatedObjectDisposesItOnceAsInvalidated() {
         Host host = new Host();
-        RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
-                .leakDetection(LeakDetection.PARANOID)
+        RefPool<String, Obj> pool = host.build(host.paranoid()
                 .idle(cache -> cache.maximumSize(10).executor(Runnable::run))
                 .drainDelay(Duration.ofMillis(10)));
         dropHandle(pool, "a");
@@ -245,10 +241,7 @@ class HandleLifetimeTest {
     @Test
     void closedThenCollectedHandlesAreNeitherReleasedAgainNorReported() {
         Host host = new Host();
-        RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
-                .leakDetection(LeakDetection.PARANOID)
-                .drainDelay(Duration.ofMillis(10)));
+        RefPool<String, Obj> pool = host.build(host.paranoid().drainDelay(Duration.ofMillis(10)));
         Handle<Obj> keeper = pool.attached(() -> pool.acquire("a"));
         for (int i = 0; i < 500; i++) {
             Handle<Obj> h = keeper.share();
@@ -290,7 +283,6 @@ class HandleLifetimeTest {
     void concurrentInvalidationsOfOneObjectReturnTrueExactlyOnce() throws Exception {
         Host host = new Host();
         RefPool<String, Obj> pool = host.build(host.builder()
-                .attachMode(AttachMode.SHARED)
                 .idle(cache -> cache.maximumSize(10).executor(Runnable::run))
                 .drainDelay(Duration.ofHours(1)));
         int rounds = 500;
