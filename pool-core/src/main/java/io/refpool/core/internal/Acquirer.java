@@ -256,9 +256,7 @@ final class Acquirer<K, V> {
      * releases the wait may need run attached; it is attached again, at the same depth, after.
      */
     @SuppressWarnings("try") // the level is held, not used
-    Handle<V> acquireWithin(K key, Duration timeout) {
-        Objects.requireNonNull(key, "key");
-        Waits.checked(timeout); // at the call, before any attach
+    private Handle<V> acquireWithin(K key, Duration timeout) { // key and timeout checked by the caller
         if (attacher.state().depth == 0) {
             return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
         }
