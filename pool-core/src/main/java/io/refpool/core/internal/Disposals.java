@@ -85,6 +85,18 @@ final class Disposals<K, V> {
 
     /** Runs the disposer of a claimed entry now; attached, outside every lock. */
     void disposeClaimed(Entry<K, V> entry) {
+        disposeClaimed(entry, null);
+    }
+
+    /**
+     * Runs the disposer of a claimed entry now, as {@link #disposeClaimed(Entry)}; with a {@code
+     * successor} the object's capacity permit is not given back, and the successor takes the
+     * object's slot: the caller creates the key's new object with both.
+     *
+     * @return whether {@code successor} took the slot
+     */
+    boolean disposeClaimed(Entry<K, V> entry, Creation<K, V> successor) {
+        boolean succeeded = false;
         try {
             disposer.dispose(entry.key, entry.value, entry.disposalCause());
         } catch (Throwable e) { // a checked exception too: it must not stop the disposal loop
@@ -95,11 +107,12 @@ final class Disposals<K, V> {
                     "the disposer failed for key " + Keys.describe(entry.key) + ": " + Keys.describeFailure(e),
                     e);
         } finally {
-            if (entry.permit != null) {
+            if (entry.permit != null && successor == null) {
                 entry.permit.close(); // first: a successor the retirement wakes finds it free
             }
-            slots.disposed(entry); // from here the key's next object may be created
+            succeeded = slots.disposed(entry, successor); // from here the key's next object may be created
             counters.disposed(entry.disposalCause());
         }
+        return succeeded;
     }
 }

@@ -250,12 +250,16 @@ final class EndOfLife<K, V> {
     /**
      * Disposes now an object whose revive check failed ({@link Revival}), claimed by this thread:
      * out of the cache, then its disposer, so the acquire that checked it finds the key's slot free.
+     *
+     * @return the object's capacity permit, not given back, and {@code successor} if it took the
+     *     object's slot: the checking acquire creates the key's new object with them
      */
-    void disposeChecked(Entry<K, V> entry) {
+    Attempt.Refused disposeChecked(Entry<K, V> entry, Creation<K, V> successor) {
         if (idle != null) {
             idle.remove(entry);
         }
-        disposals.disposeClaimed(entry);
+        boolean succeeded = disposals.disposeClaimed(entry, successor);
+        return new Attempt.Refused(entry.permit, succeeded ? successor : null);
     }
 
     /**

@@ -145,8 +145,8 @@ final class PoolAssembly<K, V> {
         };
     }
 
-    private void disposeChecked(Entry<K, V> entry) {
-        endOfLife.disposeChecked(entry);
+    private Attempt.Refused disposeChecked(Entry<K, V> entry, Creation<K, V> successor) {
+        return endOfLife.disposeChecked(entry, successor);
     }
 
     /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */

@@ -32,7 +32,8 @@ final class Revival<K, V> {
     /** How a failed check's object is disposed: {@link EndOfLife#disposeChecked}. */
     @FunctionalInterface
     interface Disposal<K, V> {
-        void dispose(Entry<K, V> entry);
+        /** @return the object's capacity permit, kept for the key's new object, and its successor's slot */
+        Attempt.Refused dispose(Entry<K, V> entry, Creation<K, V> successor);
     }
 
     /** The share of an object's lifetime its jitter may take off: up to a tenth. */
@@ -142,23 +143,27 @@ final class Revival<K, V> {
      * Revives the idle {@code entry} through its check, or finds the check under way.
      *
      * @return {@code entry} with a reference taken for the caller (revived and checked), the
-     *     {@link Creation} of another acquire's check to wait for, or {@code null}: look again (the
-     *     count moved, or this call's check failed and disposed the object)
+     *     {@link Creation} of another acquire's check to wait for, {@link Attempt.Refused}: this
+     *     call's check failed and disposed the object, whose permit it carries, or {@code null}: look
+     *     again (the count moved)
      */
-    Attempt revive(Entry<K, V> entry) {
+    Attempt revive(Entry<K, V> entry, Creation<K, V> successor) {
         int count = entry.count();
         if (count == 0) {
             Creation<K, V> pending = Creation.check();
             if (!entry.claimForCheck(pending)) {
                 return null;
             }
-            return check(entry) ? entry : null;
+            return check(entry, successor);
         }
         return Entry.isChecking(count) ? entry.verdict() : null;
     }
 
-    /** {@return whether the object this thread claimed passed}; if not, it is disposed now */
-    private boolean check(Entry<K, V> entry) {
+    /**
+     * {@return {@code entry} if the object this thread claimed passed}; if not, it is disposed now
+     * and its permit is returned, kept for the key's new object ({@link Attempt.Refused})
+     */
+    private Attempt check(Entry<K, V> entry, Creation<K, V> successor) {
         DisposalCause failure = null;
         try {
             pool.hook(PoolHooks.Point.REVIVE_CLAIMED);
@@ -182,10 +187,9 @@ final class Revival<K, V> {
             entry.endCheck(failure);
         }
         if (failure != null) {
-            disposal.dispose(entry);
-            return false;
+            return disposal.dispose(entry, successor);
         }
         counters.idleHit(null); // the checked revive: not the request's fast path
-        return true;
+        return entry;
     }
 }

@@ -198,34 +198,12 @@ final class SlotTable<K, V> {
                     return entry;
                 }
                 if (revival != null) { // idle: revived through its check, or being checked
-                    Attempt checked = revival.revive(entry);
-                    if (checked == entry) {
-                        if (entry.isRetired()) {
-                            // invalidated during the check, which refused it both the disposal and the
-                            // vacate of an object in use (it saw neither 0 nor a positive count): the
-                            // count is set before this read, the cause before its read of the count
-                            try {
-                                vacate(entry);
-                            } catch (Throwable keyFailed) { // the key threw: the acquire fails, and
-                                unusable.releaseRetired(entry, s); // the revive's reference goes back
-                                Capacity.giveBack(permit);
-                                throw keyFailed;
-                            }
-                        }
-                        if (permit != null) {
-                            permit.close();
-                        }
-                        if (!entry.isRetired()) {
-                            capacity.published(entry); // live again: the key's waiters in line share it
-                        }
-                        return entry;
-                    }
-                    if (checked != null) {
-                        return checked; // another acquire's check: wait for its verdict
-                    }
-                    int count = entry.count();
-                    if (count >= 0 || Entry.isChecking(count)) {
+                    Attempt revived = revive(key, entry, s, permit);
+                    if (revived == Attempt.LookAgain.INSTANCE) {
                         continue; // moved meanwhile: look again
+                    }
+                    if (revived != null) {
+                        return revived;
                     }
                 }
                 if (!entry.retirement.isDone()) {
@@ -240,6 +218,85 @@ final class SlotTable<K, V> {
                 slots.remove(key, creation); // abandoned by a creator whose removal of it failed
             }
         }
+    }
+
+    /**
+     * The revive of {@code entry}, which {@link #attempt} found idle, being checked or disposed,
+     * through its check; kept out of {@code attempt}, whose size the acquire paths' inlining sees.
+     *
+     * @return the attempt's answer; {@link Attempt.LookAgain}; or {@code null}: disposed, as the caller
+     *     handles a disposed entry
+     */
+    private Attempt revive(K key, Entry<K, V> entry, AttachState s, Guard permit) {
+        Attempt checked = revival.revive(
+                entry,
+                new Creation<>(Thread.currentThread(), false, s != null && !s.asyncStep && attacher.yieldsGate(s)));
+        if (checked instanceof Attempt.Refused) {
+            // this call's check refused and disposed the object: its permit makes the key's new
+            // object, never going to the line, so this request gets one
+            return refused(key, s, permit, (Attempt.Refused) checked);
+        }
+        if (checked == entry) {
+            if (entry.isRetired()) {
+                // invalidated during the check, which refused it both the disposal and the vacate of
+                // an object in use (it saw neither 0 nor a positive count): the count is set before
+                // this read, the cause before its read of the count
+                try {
+                    vacate(entry);
+                } catch (Throwable keyFailed) { // the key threw: the acquire fails, and
+                    unusable.releaseRetired(entry, s); // the revive's reference goes back
+                    Capacity.giveBack(permit);
+                    throw keyFailed;
+                }
+            }
+            if (permit != null) {
+                permit.close();
+            }
+            if (!entry.isRetired()) {
+                capacity.published(entry); // live again: the key's waiters in line share it
+            }
+            return entry;
+        }
+        if (checked != null) {
+            return checked; // another acquire's check: wait for its verdict
+        }
+        int count = entry.count();
+        return count >= 0 || Entry.isChecking(count) ? Attempt.LookAgain.INSTANCE : null;
+    }
+
+    /**
+     * The attempt after this thread's revive check refused the key's idle object and disposed it:
+     * the key's new object is created with that object's permit ({@code refused.permit()}), in the
+     * creation that took its slot before the key's other acquirers were let go, so the permit never
+     * goes to the line for another key and this request gets a new object. A caller holding a
+     * permit of its own creates with that one and gives the freed one back.
+     */
+    @SuppressWarnings("unchecked")
+    private Attempt refused(K key, AttachState s, Guard callersPermit, Attempt.Refused refused) {
+        Guard permit = callersPermit;
+        if (permit == null) {
+            permit = refused.permit();
+        } else {
+            Capacity.giveBack(refused.permit());
+        }
+        Creation<K, V> successor = (Creation<K, V>) refused.successor();
+        if (successor != null) {
+            return create(key, successor, s, permit); // the key's acquirers wait for it
+        }
+        // the slot had let go of the object (an invalidation vacated it): look again, holding the permit
+        Attempt again;
+        try {
+            again = attempt(key, s, permit);
+        } catch (Throwable failed) {
+            if (callersPermit == null) {
+                Capacity.giveBack(permit); // at most once: a creation that took it gave it back already
+            }
+            throw failed;
+        }
+        if (callersPermit == null && !(again instanceof Entry)) {
+            Capacity.giveBack(permit); // not used for a creation: a creation to wait for
+        }
+        return again;
     }
 
     /**
@@ -572,14 +629,30 @@ final class SlotTable<K, V> {
      * acquirers waiting for that look again.
      */
     void disposed(Entry<K, V> entry) {
+        disposed(entry, null);
+    }
+
+    /**
+     * {@link #disposed(Entry)}, where {@code successor} ({@code null}: none) takes the entry's slot
+     * in the same step, so the key's acquirers woken here wait for that creation.
+     *
+     * @return whether {@code successor} took the slot
+     */
+    boolean disposed(Entry<K, V> entry, Creation<K, V> successor) {
+        boolean succeeded = false;
         try {
-            slots.remove(entry.key, entry);
+            if (successor == null) {
+                slots.remove(entry.key, entry);
+            } else {
+                succeeded = slots.replace(entry.key, entry, successor);
+            }
         } catch (Throwable keyFailed) {
             // the disposed entry stays in its slot until the key's next acquire drops it
         }
         instances.remove(new Identity(entry.value));
         pool.hook(PoolHooks.Point.SLOT_FREED);
         entry.retirement.complete(null);
+        return succeeded;
     }
 
     /** {@return {@code failure} to throw: unchecked as it is, checked wrapped}; an error is thrown here */
