@@ -802,8 +802,9 @@ public final class RefPool<K, V> implements AutoCloseable {
     }
 
     /**
-     * Closes the pool: refuses new attaches and acquires, fails waiters, applies every pending
-     * release, disposes idle objects now and live ones as their last handles close, and reports
+     * Closes the pool: refuses new attaches and acquires, fails waiters (an {@code acquireAsync}
+     * between two of its waits fails at its next step, possibly just after this returns), applies
+     * every pending release, disposes idle objects now and live ones as their last handles close, and reports
      * handles still open to the error listener. A handle never closed keeps its object alive (with
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):

@@ -777,6 +777,25 @@ class PoolModelPropertyTest {
             }
             assertEquals(
                     validations, validatorCalls.get(), "the validator runs once per revive, never on a live object");
+            awaitGrantedAtTheGate();
+        }
+
+        /**
+         * In {@code GLOBAL} mode, while this thread holds the gate, lets every waiter granted a
+         * permit reach the gate's line before the next step. A waiter's attempt that ran on a thread
+         * of its own (granted while this thread's factory had the gate given up) queues again from
+         * that thread, which may be descheduled between leaving the gate and queueing: the next step
+         * (a factory that gives the gate up, or the pool's close, which fails the gate's line) must
+         * find it in line, as the model says it is.
+         */
+        private void awaitGrantedAtTheGate() {
+            if (mode != AttachMode.GLOBAL || scopes.isEmpty() || closed) {
+                return;
+            }
+            int expected = granted.size();
+            eventually()
+                    .alias("the " + expected + " waiters granted a permit are in the gate's line")
+                    .until(() -> pool.core().gateQueueLength() == expected);
         }
 
         /** Matches the step's disposals with the model's. */

@@ -191,6 +191,11 @@ public final class PoolCore<K, V> implements PoolState {
         attacher.setGateBiasForTests(forced);
     }
 
+    /** {@return the attach gate's waiters in line}: diagnostics, for a model test that waits for async steps to queue */
+    public int gateQueueLength() {
+        return attacher.gateQueueLength();
+    }
+
     /**
      * Arms no watch for the drains handed to the executor, so a model checker whose executor keeps
      * the drainer out of the model sees no timer armed from its threads.
