@@ -35,6 +35,10 @@ import java.util.function.Consumer;
  *                               entry left behind by a key that threw is dropped by the key's
  *                               next acquire, which gives back the reference it took
  *                               ({@link #dropRetired})
+ *   Entry         Creation      the disposal of an object whose revive check refused it, in the
+ *                               same step: the checking acquire creates the key's next object with
+ *                               the refused one's permit ({@code refused}), so the permit never
+ *                               goes to the capacity line and the key's acquirers wait for it
  *   Creation      (none)        an acquire that finds it settled (its creator's removal failed)
  * </pre>
  *
