@@ -726,13 +726,16 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Disposes (attached) every object that is idle when the call reaches it; objects in use are
-     * left alone. It attaches as needed.
+     * left alone. It attaches as needed. With {@linkplain Builder#threadLeases thread leases}, it
+     * first ends every lease with no handle or call open, so an object only a lease kept live goes
+     * idle and is disposed too.
      *
      * <pre>{@code
      * int freed = pool.clearIdle();    // memory pressure: let every idle session go now
      * }</pre>
      *
-     * @return how many objects it disposed
+     * @return how many idle objects it disposed (in a pool with leases and no idle cache, an object
+     *     whose last lease it ended is disposed as its count reaches zero, and not counted here)
      * @throws PoolClosedException if the pool is closed
      * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach
      */
@@ -864,6 +867,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         private ObjectValidator<? super K, ? super V> validator;
         private long maxLifetimeNanos;
         private Ticker ticker;
+        private long leaseSweepNanos;
 
         private Builder(ObjectFactory<? super K, ? extends V> factory) {
             this.factory = factory;
@@ -1030,18 +1034,64 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @throws NullPointerException if {@code maxLifetime} is null
          */
         public Builder<K, V> maxLifetime(Duration maxLifetime) {
-            Objects.requireNonNull(maxLifetime, "maxLifetime");
-            if (maxLifetime.isZero() || maxLifetime.isNegative()) {
-                throw new IllegalArgumentException("maxLifetime must be positive, was " + maxLifetime);
-            }
-            long nanos;
-            try {
-                nanos = maxLifetime.toNanos();
-            } catch (ArithmeticException tooLong) {
-                nanos = Long.MAX_VALUE / 2; // centuries: the same as none, without overflow
-            }
-            this.maxLifetimeNanos = Math.min(nanos, Long.MAX_VALUE / 2);
+            this.maxLifetimeNanos = positiveNanos(maxLifetime, "maxLifetime");
             return this;
+        }
+
+        /**
+         * Lets each thread that uses an object again and again keep one reference to it, a
+         * <em>lease</em>, and count its own handles there: an {@link RefPool#acquire(Object) acquire}
+         * or {@link RefPool#call(Object, PoolFunction) call} of a leased object, and the close of its handle, then write nothing
+         * another core's request writes, so requests on the same hot objects scale with cores. A
+         * lease ends when the thread has not used it for between {@code keepUnused} and twice that,
+         * when its thread ends, when its object is invalidated, on {@link RefPool#clearIdle()} (a lease
+         * with no handle open) and on {@link RefPool#close()}. Default: no leases.
+         *
+         * <pre>{@code
+         * RefPool<String, Interpreter> tenants = RefPool.builder(Interpreter::new)
+         *         .attachMode(AttachMode.SHARED)
+         *         .idle(cache -> cache.maximumSize(64))
+         *         .threadLeases(Duration.ofSeconds(1))
+         *         .build();
+         * }</pre>
+         *
+         * <p>What a lease changes: a leased object stays live while no handle is open (its count
+         * holds the lease), so it is neither idle nor in the idle cache, {@link PoolStats} counts it
+         * live, and its disposer runs only after its last lease ended. A thread leases after its
+         * first 32 acquires of the pool (a thread made for one request never does), up to 256
+         * objects per pool. Handles from {@code acquireAsync}, from a pool with leak detection or an
+         * observer ({@code recordTimings}, {@code heldTooLong}), and {@code callAsync} never borrow
+         * from a lease; {@link Handle#share()} makes an ordinary handle. Not with
+         * {@link #maxObjects}, a {@link #validator validator} or {@link #maxLifetime}: the pool
+         * refuses to build.
+         *
+         * @param keepUnused how long a lease its thread does not use is kept, at least; positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code keepUnused} is not positive; the builder is
+         *     unchanged
+         * @throws NullPointerException if {@code keepUnused} is null
+         */
+        public Builder<K, V> threadLeases(Duration keepUnused) {
+            this.leaseSweepNanos = positiveNanos(keepUnused, "threadLeases(keepUnused)");
+            return this;
+        }
+
+        /**
+         * {@return {@code duration} in nanoseconds, at most {@code Long.MAX_VALUE / 2}} (centuries:
+         * the same as none, without overflow)
+         *
+         * @throws IllegalArgumentException if it is not positive, naming {@code what}
+         */
+        private static long positiveNanos(Duration duration, String what) {
+            Objects.requireNonNull(duration, what);
+            if (duration.isZero() || duration.isNegative()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + duration);
+            }
+            try {
+                return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
+            } catch (ArithmeticException tooLong) {
+                return Long.MAX_VALUE / 2;
+            }
         }
 
         /**
@@ -1390,6 +1440,17 @@ public final class RefPool<K, V> implements AutoCloseable {
         @SuppressWarnings("unchecked") // K1 and V1 narrow K and V, as the disposer's do
         private <K1, V1> RefPool<K1, V1> build(
                 ObjectFactory<? super K1, ? extends V1> factory, Disposer<? super K1, ? super V1> disposer) {
+            if (leaseSweepNanos > 0 && maxObjects != Integer.MAX_VALUE) {
+                throw new IllegalStateException("build() of a pool with threadLeases(...) and maxObjects(" + maxObjects
+                        + "): a leased object counts against the bound while no thread uses it, so a creation"
+                        + " would wait for a lease to lapse; choose one of the two");
+            }
+            if (leaseSweepNanos > 0 && (validator != null || maxLifetimeNanos > 0)) {
+                throw new IllegalStateException("build() of a pool with threadLeases(...) and "
+                        + (validator != null ? "a validator" : "maxLifetime(...)")
+                        + ": a leased object does not go idle, so no revive check would run on it while a"
+                        + " thread leases it; choose one of the two");
+            }
             return new RefPool<>(new PoolCore<>(new PoolSettings<K1, V1>(
                     factory,
                     disposer,
@@ -1412,7 +1473,8 @@ public final class RefPool<K, V> implements AutoCloseable {
                     heldTooLong,
                     (ObjectValidator<? super K1, ? super V1>) validator,
                     maxLifetimeNanos,
-                    ticker)));
+                    ticker,
+                    leaseSweepNanos)));
         }
     }
 }

@@ -33,6 +33,7 @@ import java.util.concurrent.CompletionStage;
 final class Acquirer<K, V> {
     private static final MethodHandle RETAIN_FOR_HANDLE;
     private static final MethodHandle NEW_HANDLE;
+    private static final MethodHandle BORROW_FOR_HANDLE;
 
     static {
         try {
@@ -45,6 +46,10 @@ final class Acquirer<K, V> {
                     Acquirer.class,
                     "newHandle",
                     MethodType.methodType(PooledHandle.class, Object.class, AttachState.class));
+            BORROW_FOR_HANDLE = lookup.findVirtual(
+                    Acquirer.class,
+                    "borrowForHandle",
+                    MethodType.methodType(Object.class, Object.class, AttachState.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -60,10 +65,14 @@ final class Acquirer<K, V> {
     private final Observer observer;
     /** Whether the pool checks revived objects: then only a live object is shared here. */
     private final boolean checked;
+    /** Thread leases, or {@code null}: off. */
+    private final Leases<K, V> leases;
     /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
     private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
     /** {@link #newHandle}; a field, not a constant, see {@link #acquireAttached}. */
     private final MethodHandle newHandle = NEW_HANDLE;
+    /** {@link #borrowForHandle}; a field, not a constant, see {@link #retain}. */
+    private final MethodHandle borrowForHandle = BORROW_FOR_HANDLE;
 
     Acquirer(
             PoolState pool,
@@ -73,8 +82,10 @@ final class Acquirer<K, V> {
             Attacher<K, V> attacher,
             Handles<K, V> handles,
             Observer observer,
-            boolean checked) {
+            boolean checked,
+            Leases<K, V> leases) {
         this.checked = checked;
+        this.leases = leases;
         this.pool = pool;
         this.counters = counters;
         this.slots = slots;
@@ -194,6 +205,37 @@ final class Acquirer<K, V> {
         K k = (K) key;
         Entry<K, V> entry = retainExisting(k, s);
         return entry != null ? entry : acquireEntry(k, s); // create, or wait for a creation
+    }
+
+    /**
+     * The reference {@code PoolCore.acquire} of a pool with thread leases wraps in its handle, for an
+     * attached caller: a borrow of its {@link Lease} on the object of {@code key}, or an ordinary
+     * reference (the {@link Entry}), which becomes a new lease if the caller may make one. A real
+     * call, as {@link #retain}.
+     */
+    Object borrow(K key, AttachState s) {
+        try {
+            return (Object) borrowForHandle.invokeExact(this, (Object) key, s);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable checked) { // borrowForHandle declares none
+            throw new IllegalStateException(checked);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private Object borrowForHandle(Object key, AttachState s) {
+        K k = (K) key;
+        Lease<K, V> lease = leases.borrow(k, s);
+        if (lease != null) {
+            return lease;
+        }
+        Entry<K, V> entry = retainExisting(k, s);
+        if (entry == null) {
+            entry = acquireEntry(k, s); // create, or wait for a creation
+        }
+        lease = leases.adopt(entry, s);
+        return lease != null ? lease : entry;
     }
 
     // ---------------------------------------------------------------- the pool's acquires, their waits timed

@@ -55,6 +55,15 @@ abstract class AttachStateFields extends LinePad {
      */
     long idleHits, zeroes;
 
+    /** This thread's leases on the pool's objects ({@link Leases}), or {@code null} until its first. */
+    Lease<?, ?>[] leases;
+
+    /** Ordinary acquires this thread made before its first lease; {@link Leases#adopt} counts them. */
+    int unleasedAcquires;
+
+    /** Where the next search for a lease to give up starts, in a full stretch of {@link #leases}. */
+    int leaseVictim;
+
     /** Whether the pool's counters read {@link #idleHits} and {@link #zeroes}: set once, by this thread. */
     boolean countsOwn;
 

@@ -41,8 +41,16 @@ public final class Calls<K, V> {
     private final boolean sections;
     /** The interrupter and section hooks, or {@code null} if neither is set. */
     private final RunControl<K, V> runs;
+    /** Thread leases, or {@code null}: off. */
+    private final Leases<K, V> leases;
 
-    Calls(PoolState pool, Attacher<K, V> attacher, Acquirer<K, V> acquirer, Handles<K, V> handles) {
+    Calls(
+            PoolState pool,
+            Attacher<K, V> attacher,
+            Acquirer<K, V> acquirer,
+            Handles<K, V> handles,
+            Leases<K, V> leases) {
+        this.leases = leases;
         this.pool = pool;
         this.attacher = attacher;
         this.acquirer = acquirer;
@@ -73,6 +81,9 @@ public final class Calls<K, V> {
         AttachState s = attacher.enterClosure("call()");
         int level = s.depth;
         try {
+            if (leases != null) {
+                return callLeasing(key, fn, s);
+            }
             Entry<K, V> entry = acquirer.retainExisting(key, s);
             if (entry == null) {
                 return callAcquiring(key, fn, s);
@@ -84,6 +95,34 @@ public final class Calls<K, V> {
             }
         } finally {
             attacher.exitClosure(s, level);
+        }
+    }
+
+    /**
+     * {@link #call} with thread leases: a borrow of the thread's lease on the key's object, or an
+     * ordinary acquire whose reference may become a new lease.
+     */
+    private <T, E extends Exception> T callLeasing(K key, PoolFunction<? super V, ? extends T, E> fn, AttachState s)
+            throws E {
+        Lease<K, V> lease = leases.borrow(key, s);
+        if (lease == null) {
+            Entry<K, V> entry = acquirer.retainExisting(key, s);
+            if (entry == null) {
+                entry = acquirer.acquireEntry(key, s);
+            }
+            lease = leases.adopt(entry, s);
+            if (lease == null) {
+                try {
+                    return apply(entry, fn);
+                } finally {
+                    handles.releaseAttached(entry, s);
+                }
+            }
+        }
+        try {
+            return apply(lease.entry, fn);
+        } finally {
+            leases.giveBack(lease, s); // attached: a lease it ends gives its reference back at once
         }
     }
 

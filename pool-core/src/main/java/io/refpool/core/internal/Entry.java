@@ -78,6 +78,8 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "retired", DisposalCause.class);
     private static final VarHandle VERDICT =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "verdict", Creation.class);
+    private static final VarHandle HOLDERS =
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "holders", Leases.Holders.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -102,6 +104,10 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
 
     /** Why the object is disposed: written by the claim's winner, read by the same thread's disposal. */
     private DisposalCause disposalCause;
+
+    /** The threads' leases on this object ({@link Leases}), made by the first; {@code null} until then. */
+    @SuppressWarnings("unused") // accessed through HOLDERS
+    private volatile Leases.Holders holders;
 
     /** The object's exclusive section, created by its first use; {@code null} until then. */
     @SuppressWarnings("unused") // accessed through SECTION
@@ -295,6 +301,30 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         Section created = new Section();
         Section witness = (Section) SECTION.compareAndExchangeRelease(this, null, created);
         return witness == null ? created : witness;
+    }
+
+    /**
+     * {@return where this object's leases start in a thread's table ({@link Leases})}: its order,
+     * mixed; computed, not a field, which would move the words the layout test keeps apart
+     */
+    int leaseHash() {
+        return (int) ((order * 0x9E3779B97F4A7C15L) >>> 32);
+    }
+
+    /** {@return the leases on this object}, their list made on first use */
+    Leases.Holders holders() {
+        Leases.Holders existing = (Leases.Holders) HOLDERS.getAcquire(this);
+        if (existing != null) {
+            return existing;
+        }
+        Leases.Holders made = new Leases.Holders();
+        Leases.Holders witness = (Leases.Holders) HOLDERS.compareAndExchange(this, null, made);
+        return witness == null ? made : witness;
+    }
+
+    /** {@return the leases on this object, or {@code null} if no thread ever leased it} */
+    Leases.Holders holdersIfAny() {
+        return (Leases.Holders) HOLDERS.getVolatile(this);
     }
 
     /** {@return this object's section, or {@code null} if nobody has used it yet} */

@@ -65,6 +65,8 @@ final class Handles<K, V> {
     private final MethodHandle releaseOutOfLine = RELEASE_OUT_OF_LINE;
     /** The limit of a wait for a section given none, or {@code null}. */
     final Duration defaultWait;
+    /** Thread leases, or {@code null}: off. */
+    private final Leases<K, V> leases;
 
     Handles(
             PoolState pool,
@@ -77,8 +79,10 @@ final class Handles<K, V> {
             Observer observer,
             boolean strictAccess,
             AttachMode attachMode,
-            Duration defaultWait) {
+            Duration defaultWait,
+            Leases<K, V> leases) {
         this.defaultWait = defaultWait;
+        this.leases = leases;
         this.pool = pool;
         this.attacher = attacher;
         this.releases = releases;
@@ -201,6 +205,13 @@ final class Handles<K, V> {
             throw e;
         } catch (Throwable checked) { // releaseOutOfLine declares none
             throw new IllegalStateException(checked);
+        }
+    }
+
+    /** {@code Handle.close()} of a handle that borrowed from its opening thread's {@code lease}. */
+    void giveBack(Lease<K, V> lease, AttachState opener) {
+        if (lease.giveBack()) { // the lease was revoked, and this was its last borrow
+            leases.ended(lease, stateOf(opener));
         }
     }
 

@@ -27,6 +27,8 @@ public final class LifecycleControl<K, V> {
     private final EndOfLife<K, V> endOfLife;
     /** {@code null} without an idle cache. */
     private final IdleTier<K, V> idle;
+    /** {@code null} without thread leases. */
+    private final Leases<K, V> leases;
 
     LifecycleControl(
             PoolState pool,
@@ -34,7 +36,9 @@ public final class LifecycleControl<K, V> {
             SlotTable<K, V> slots,
             DeferredReleases<K, V> releases,
             EndOfLife<K, V> endOfLife,
-            IdleTier<K, V> idle) {
+            IdleTier<K, V> idle,
+            Leases<K, V> leases) {
+        this.leases = leases;
         this.pool = pool;
         this.attacher = attacher;
         this.slots = slots;
@@ -136,6 +140,9 @@ public final class LifecycleControl<K, V> {
         if (!entry.retire(cause)) {
             return false;
         }
+        if (leases != null) {
+            leases.revoke(entry, s); // their references go back now: at zero it is disposed
+        }
         if (!endOfLife.disposeIdle(entry, s, cause) && entry.count() > 0) {
             // the key's hashCode or equals may throw here: the retirement stands, and an acquire
             // that finds the retired object still in the slot lets it go (SlotTable#dropRetired)
@@ -153,6 +160,9 @@ public final class LifecycleControl<K, V> {
         AttachState s = attacher.enterClosure("clearIdle()");
         int level = s.depth;
         try {
+            if (leases != null) {
+                leases.revokeUnborrowed(s); // what a lease kept live with no handle open goes idle first
+            }
             return endOfLife.clearIdle(s);
         } finally {
             attacher.exitClosure(s, level);

@@ -332,17 +332,7 @@ final class Observer {
         }
 
         private static ScheduledThreadPoolExecutor newExecutor() {
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-                Thread thread = new Thread(task, "refpool-held-check");
-                thread.setDaemon(true);
-                return thread;
-            });
-            executor.setRemoveOnCancelPolicy(true);
-            // as the drainer threads: the thread retires once no pool has a check queued (the last
-            // closed, or collected), and the next pool with a threshold starts one again
-            executor.setKeepAliveTime(CHECKER_KEEP_ALIVE_SECONDS, TimeUnit.SECONDS);
-            executor.allowCoreThreadTimeOut(true);
-            return executor;
+            return PeriodicThreads.daemon("refpool-held-check", CHECKER_KEEP_ALIVE_SECONDS);
         }
     }
 }

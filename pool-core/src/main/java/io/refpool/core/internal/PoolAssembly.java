@@ -29,6 +29,8 @@ final class PoolAssembly<K, V> {
     final DeferredReleases<K, V> releases;
     final LeakTracker leaks;
     final LifecycleControl<K, V> control;
+    /** Thread leases, or {@code null}: off. */
+    final Leases<K, V> leases;
     /** The interrupter and section hooks, or {@code null} if neither is set. */
     final RunControl<K, V> runs;
 
@@ -95,7 +97,10 @@ final class PoolAssembly<K, V> {
                 config.drainDelayNanos(),
                 config.drainThreshold());
         this.leaks = new LeakTracker(pool, counters, releases, config.leakDetection(), config.leakSampleInterval());
-        this.control = new LifecycleControl<>(pool, attacher, slots, releases, endOfLife, idle);
+        this.leases = config.leaseSweepNanos() == 0
+                ? null
+                : new Leases<>(pool, slots, releases, this::releaseAttached, config.leaseSweepNanos());
+        this.control = new LifecycleControl<>(pool, attacher, slots, releases, endOfLife, idle, leases);
         this.runs = RunControl.of(pool, control, config);
         this.handles = new Handles<>(
                 pool,
@@ -108,9 +113,11 @@ final class PoolAssembly<K, V> {
                 observer,
                 config.strictAccess(),
                 config.attachMode(),
-                config.defaultWait());
-        this.acquirer = new Acquirer<>(pool, counters, slots, capacity, attacher, handles, observer, revival != null);
-        this.calls = new Calls<>(pool, attacher, acquirer, handles);
+                config.defaultWait(),
+                leases);
+        this.acquirer =
+                new Acquirer<>(pool, counters, slots, capacity, attacher, handles, observer, revival != null, leases);
+        this.calls = new Calls<>(pool, attacher, acquirer, handles, leases);
         this.asyncCalls = new AsyncCalls<>(pool, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
         this.warmer = new Warmer<>(
@@ -118,6 +125,10 @@ final class PoolAssembly<K, V> {
     }
 
     // the calls back up the order of construction
+
+    private void releaseAttached(Entry<K, V> entry, AttachState s) {
+        handles.releaseAttached(entry, s);
+    }
 
     private void applyIfDirty(AttachState s) {
         releases.applyIfDirty(s);

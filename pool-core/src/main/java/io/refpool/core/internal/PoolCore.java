@@ -74,8 +74,10 @@ public final class PoolCore<K, V> implements PoolState {
 
     private final AttachMode attachMode;
     private final ErrorListener errors;
-    /** Leak detection is off: no handle is tracked. */
+    /** Leak detection is off and so are thread leases: no handle is tracked, none borrows. */
     private final boolean untracked;
+    /** Thread leases are on and leak detection is off: an attached acquire borrows ({@link LeasedHandle}). */
+    private final boolean borrows;
 
     private final CancellationSource closing = new CancellationSource();
     private final PoolCounters counters = new PoolCounters();
@@ -100,6 +102,8 @@ public final class PoolCore<K, V> implements PoolState {
 
     private final Warmer<K, V> warmer;
     private final PoolReadings readings;
+    /** Thread leases, or {@code null}: off. */
+    private final Leases<K, V> leases;
 
     private final Shutdown shutdown = new Shutdown();
 
@@ -114,7 +118,9 @@ public final class PoolCore<K, V> implements PoolState {
         this.attachMode = config.attachMode();
         this.errors = config.errors();
         this.observer = Observer.of(this, counters, config.recordTimings(), config.heldTooLong());
-        this.untracked = config.leakDetection() == LeakDetection.OFF && observer == null;
+        boolean unobserved = config.leakDetection() == LeakDetection.OFF && observer == null;
+        this.untracked = unobserved && config.leaseSweepNanos() == 0;
+        this.borrows = unobserved && config.leaseSweepNanos() != 0;
         PoolAssembly<K, V> owners = new PoolAssembly<>(this, counters, closingToken(), observer, config);
         this.attacher = owners.attacher;
         this.capacity = owners.capacity;
@@ -130,6 +136,7 @@ public final class PoolCore<K, V> implements PoolState {
         this.runs = owners.runs;
         this.warmer = owners.warmer;
         this.readings = owners.readings;
+        this.leases = owners.leases;
     }
 
     // ---------------------------------------------------------------- state and test seams
@@ -189,6 +196,34 @@ public final class PoolCore<K, V> implements PoolState {
     public void setGateBiasForTests(Boolean forced) {
         TestSeams.checkInstallable(Boolean.TRUE);
         attacher.setGateBiasForTests(forced);
+    }
+
+    /**
+     * Makes threads lease from their first acquire, not their 33rd; before any thread attaches.
+     *
+     * @throws IllegalStateException if the JVM runs without test seams, or the pool has no leases
+     */
+    public void leaseAtOnceForTests() {
+        TestSeams.checkInstallable(Boolean.TRUE);
+        if (leases == null) {
+            throw new IllegalStateException("pool '" + name + "' has no thread leases");
+        }
+        leases.leaseAtOnceForTests();
+    }
+
+    /** Runs one sweep of thread leases now, on the calling thread; for tests. */
+    public void sweepLeasesForTests() {
+        TestSeams.checkInstallable(Boolean.TRUE);
+        if (leases == null) {
+            throw new IllegalStateException("pool '" + name + "' has no thread leases");
+        }
+        leases.sweep();
+    }
+
+    /** {@return the leases not ended on the current object of {@code key}}, 0 if it has none; for tests */
+    public int leasesOnForTests(K key) {
+        Entry<K, V> entry = slots.entry(key);
+        return entry == null ? 0 : Leases.leasesOn(entry);
     }
 
     /** {@return the attach gate's waiters in line}: diagnostics, for a model test that waits for async steps to queue */
@@ -274,12 +309,18 @@ public final class PoolCore<K, V> implements PoolState {
      * The attached acquire. For an attached thread of a pool without leak detection it is a call
      * for the reference ({@link Acquirer#retain}) and the path's only handle, small enough for the
      * JIT to inline into the caller, where it can remove the handle of an acquire that is closed in
-     * the same method; everything else is {@link Acquirer#acquireAttached}.
+     * the same method. A pool with thread leases takes the second path instead, the same shape with
+     * its own handle ({@link LeasedHandle}) and reference ({@link Acquirer#borrow}); it comes second
+     * so that the first stays as the JIT compiled it before. Everything else is {@link
+     * Acquirer#acquireAttached}.
      */
     public Handle<V> acquire(K key) {
         AttachState s = attacher.state();
         if (key != null && s.depth > 0 && untracked) {
             return new PooledHandle<>(handles, acquirer.retain(key, s), s);
+        }
+        if (borrows && key != null && s.depth > 0) { // after the path above, which a pool with leases never takes
+            return LeasedHandle.on(handles, acquirer.borrow(key, s), s);
         }
         return observer == null ? acquirer.acquireAttached(key, s) : acquirer.acquireTimed(key, s);
     }
@@ -450,6 +491,9 @@ public final class PoolCore<K, V> implements PoolState {
             AttachState s = attacher.state();
             slots.awaitCreations(s); // a factory that gave the gate up publishes before everything is disposed
             releases.applyAll(s); // also releases whose flag is still in flight
+            if (leases != null) {
+                leases.revokeAll(s); // the closed flag is up: no lease is made from here on
+            }
             endOfLife.disposeAllAtClose(s);
             leaks.reportOpenAtClose(slots);
         } finally {

@@ -47,7 +47,12 @@ public interface PoolHooks {
          */
         SLOT_FREED,
         /** {@code Handle.share()} found its handle open and has not yet taken the new reference. */
-        SHARE_CHECKED
+        SHARE_CHECKED,
+        /**
+         * An acquire's reference is about to become its thread's new lease: room is made in the
+         * thread's table, and the object not yet checked retired under its list of leases.
+         */
+        LEASE_MAKING
     }
 
     /**

@@ -40,6 +40,7 @@ import java.util.function.Consumer;
  * @param validator checks an idle object when an acquire revives it, or {@code null}
  * @param maxLifetimeNanos the maximum lifetime of an object, or 0 for none
  * @param ticker the pool's time source, or {@code null} for {@link Ticker#systemTicker()}
+ * @param leaseSweepNanos how often unused thread leases are given back, or 0: no leases
  */
 public record PoolSettings<K, V>(
         ObjectFactory<? super K, ? extends V> factory,
@@ -63,7 +64,8 @@ public record PoolSettings<K, V>(
         Duration heldTooLong,
         ObjectValidator<? super K, ? super V> validator,
         long maxLifetimeNanos,
-        Ticker ticker) {
+        Ticker ticker,
+        long leaseSweepNanos) {
 
     /** {@return the pool's time source: the configured ticker, or the system's} */
     Ticker clock() {

@@ -23,18 +23,18 @@ import java.util.concurrent.CompletionStage;
  * <p>The handle remembers the attach state of the thread that opened it, so a close on that
  * thread (the common case) finds out whether it is attached without a thread-local lookup.
  */
-final class PooledHandle<K, V> implements Handle<V> {
-    private final Handles<K, V> handles;
-    private final Entry<K, V> entry;
+class PooledHandle<K, V> implements Handle<V> {
+    final Handles<K, V> handles;
+    final Entry<K, V> entry;
     /** The leak detector's record of this handle, or {@code null} when it is not tracked. */
     private final LeakTracker.Tracked tracked;
     /** The attach state of the opening thread, or {@code null} if not known. */
-    private final AttachState opener;
+    final AttachState opener;
     /** The observer's record of this handle (timings, held too long), or {@code null}. */
     private final Observer.Hold hold;
 
     /** Written under this handle's monitor; volatile so other threads see a close at once. */
-    private volatile boolean open = true;
+    volatile boolean open = true;
 
     /**
      * An untracked handle. Its signature names no class of leak detection, which is never loaded
@@ -154,7 +154,7 @@ final class PooledHandle<K, V> implements Handle<V> {
     }
 
     @Override
-    public void close() {
+    public void close() { // LeasedHandle's differs: keep the two alike
         synchronized (this) {
             if (!open) {
                 closedAgain();

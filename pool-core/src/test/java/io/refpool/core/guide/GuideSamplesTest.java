@@ -233,6 +233,17 @@ public class GuideSamplesTest {
             assertEquals(2, opened, "tenant-1 had one");
             assertEquals(3, aged.stats().idle());
         }
+        try (RefPool<String, LuaTenant> leased = LifecycleSamples.leased()) {
+            LuaTenant first = null;
+            for (int i = 0; i < 40; i++) { // past the acquires a thread makes before it leases
+                first = leased.call("tenant-1", lua -> lua);
+            }
+            assertSame(first, leased.call("tenant-1", lua -> lua));
+            assertEquals(1, leased.stats().live(), "leased to this thread: live with no call running");
+            assertEquals(0, leased.stats().idle());
+            leased.clearIdle(); // gives back the lease, then closes what is idle
+            assertTrue(first.isClosed());
+        }
     }
 
     @Test

@@ -6,7 +6,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
-/** The guide's samples of an interpreter's life in the idle cache: checked, retired by age, warmed up. */
+/**
+ * The guide's samples of an interpreter's life in the idle cache: checked, retired by age, warmed
+ * up, leased to the threads that use it.
+ */
 final class LifecycleSamples {
     private LifecycleSamples() {}
 
@@ -30,6 +33,18 @@ final class LifecycleSamples {
                 .maxLifetime(Duration.ofHours(1)) // each retires after 54 to 60 minutes, never mid-request
                 .build(LuaTenant::new);
         // end::max-lifetime[]
+        return interpreters;
+    }
+
+    static RefPool<String, LuaTenant> leased() {
+        // tag::thread-leases[]
+        RefPool<String, LuaTenant> interpreters = RefPool.newBuilder()
+                .disposer(LuaTenant::close)
+                .idle(cache -> cache.maximumSize(8))
+                // a worker thread keeps the interpreters it uses; one unused for 30 to 60 s goes idle
+                .threadLeases(Duration.ofSeconds(30))
+                .build(LuaTenant::new);
+        // end::thread-leases[]
         return interpreters;
     }
 

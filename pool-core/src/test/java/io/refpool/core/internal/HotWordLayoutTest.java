@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The words a request writes, as the running JVM lays them out ({@code
  * sun.misc.Unsafe#objectFieldOffset}), have 64 bytes of their own object on each side: an entry's
- * count and idle-spell words, and a thread's attach state and scope. Whatever a collection copies
+ * count and idle-spell words, a thread's lease's state, and a thread's attach state and scope. Whatever a collection copies
  * next to them (another thread's state, another key's entry, the pool's attacher that every
  * request reads) is then never on the line they write.
  */
@@ -26,6 +26,11 @@ class HotWordLayoutTest {
     @Test
     void anEntrysCountAndSpellWordsHaveALineOfTheirEntryOnEachSide() throws Exception {
         assertPadded(Entry.class, Set.of("count", "idleSpells", "cachedSpell", "idling"));
+    }
+
+    @Test
+    void aLeasesStateHasALineOfItsLeaseOnEachSide() throws Exception {
+        assertPadded(Lease.class, Set.of("state", "used"));
     }
 
     @Test

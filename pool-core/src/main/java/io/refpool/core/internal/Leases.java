@@ -1,0 +1,333 @@
+package io.refpool.core.internal;
+
+import java.lang.ref.WeakReference;
+import java.util.Arrays;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Thread leases: a thread that uses an object again and again keeps one reference to it in the
+ * object's shared count, a {@link Lease}, and counts its own handles on the object in the lease,
+ * a word only it writes while nothing revokes it. A request that borrows from its thread's lease
+ * writes no line another core's request writes; the shared count is written when a lease is made
+ * or ends. On only with {@code Builder.threadLeases}.
+ *
+ * <pre>
+ *   lease          to              by
+ *   none           made (1 borrow) {@link #adopt}: the thread's reference from an ordinary acquire
+ *                                  becomes the lease's, if the thread made enough acquires and its
+ *                                  table has room (a free slot, or one whose lease lends nothing now)
+ *   made           borrowed        {@link #borrow}, attached: {@code Lease.tryBorrow}, then the object
+ *                                  is checked not retired
+ *   any            ended           a revocation: {@link #revoke} (the object is retired),
+ *                                  {@link #revokeUnborrowed} ({@code clearIdle}), {@link #revokeAll}
+ *                                  (close), {@link #sweep} (unused since the last sweep, or its
+ *                                  thread is gone), the owner making room; a lease with borrows
+ *                                  open ends when the last comes back
+ * </pre>
+ *
+ * <p>Whoever ends a lease gives its reference back: at once if that thread is attached, else as a
+ * pending release, as a handle closed off the attachment. An object's leases are listed on it
+ * ({@link Holders}), written only when a lease is made or ends. A lease is made under the list's
+ * lock and only if the object is not retired and the pool not closed; a retirement (or the close)
+ * sets its flag first and then takes the lock to revoke, so no lease is made that it misses.
+ *
+ * <p>An object some thread leases never goes idle, so it is not in the idle cache, and its count
+ * does not reach zero until the lease ends: that is what a pool with leases trades for requests
+ * that scale with cores. The sweep bounds it: a lease its thread has not used for between one and
+ * two sweep periods is given back.
+ */
+final class Leases<K, V> {
+    /** Slots in a thread's table of leases, per pool: a power of two. */
+    static final int TABLE = 256;
+    /** How many slots from an object's own a lease may sit in. */
+    static final int PROBES = 8;
+    /** How many ordinary acquires a thread makes before its first lease. */
+    static final int ACQUIRES_BEFORE_LEASING = 32;
+
+    /** The attached release of a reference ({@link Handles#releaseAttached}). */
+    @FunctionalInterface
+    interface References<K, V> {
+        void releaseAttached(Entry<K, V> entry, AttachState s);
+    }
+
+    private final PoolState pool;
+    private final SlotTable<K, V> slots;
+    private final DeferredReleases<K, V> releases;
+    private final References<K, V> references;
+    private final ScheduledFuture<?> sweeps;
+    /** Acquires a thread makes before its first lease; tests lower it. */
+    private int acquiresBeforeLeasing = ACQUIRES_BEFORE_LEASING;
+
+    Leases(
+            PoolState pool,
+            SlotTable<K, V> slots,
+            DeferredReleases<K, V> releases,
+            References<K, V> references,
+            long sweepPeriodNanos) {
+        this.pool = pool;
+        this.slots = slots;
+        this.releases = releases;
+        this.references = references;
+        this.sweeps = Sweeper.schedule(this, sweepPeriodNanos);
+    }
+
+    /** Makes threads lease from their first acquire on; for tests, before any thread attaches. */
+    void leaseAtOnceForTests() {
+        acquiresBeforeLeasing = 0;
+    }
+
+    /**
+     * {@return a borrow of the calling thread's lease on the object of {@code key}}, or {@code null}
+     * if the thread has none (or it ends): the caller then acquires as usual. For an attached
+     * thread; the borrow is given back with {@link #giveBack}.
+     */
+    @SuppressWarnings("unchecked")
+    Lease<K, V> borrow(K key, AttachState s) {
+        Lease<?, ?>[] table = s.leases;
+        if (table == null || pool.isClosed()) {
+            return null;
+        }
+        Entry<K, V> entry = slots.entry(key);
+        if (entry == null) {
+            return null;
+        }
+        int h = entry.leaseHash();
+        for (int i = 0; i < PROBES; i++) {
+            int at = (h + i) & (TABLE - 1);
+            Lease<?, ?> lease = table[at];
+            if (lease != null && lease.entry == entry) {
+                Lease<K, V> own = (Lease<K, V>) lease;
+                if (own.tryBorrow()) {
+                    if (!entry.isRetired()) {
+                        return own;
+                    }
+                    giveBack(own, s); // retired meanwhile: its retirement revokes the lease
+                }
+                table[at] = null; // ended or revoked: it lends no more; look on, for a newer one
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Makes the calling thread's reference to {@code entry}, just acquired, the reference of a new
+     * lease with that one borrow, if the thread leases by now and its table has room.
+     *
+     * @return the lease, whose borrow the caller gives back with {@link #giveBack}; or {@code null}:
+     *     the reference stays the caller's, released as usual
+     */
+    Lease<K, V> adopt(Entry<K, V> entry, AttachState s) {
+        Lease<?, ?>[] table = s.leases;
+        if (table == null) {
+            if (s.unleasedAcquires < acquiresBeforeLeasing) {
+                s.unleasedAcquires++;
+                return null;
+            }
+            table = s.leases = new Lease<?, ?>[TABLE];
+        }
+        if (entry.isRetired()) {
+            return null;
+        }
+        int at = room(table, entry.leaseHash(), s);
+        if (at < 0) {
+            return null;
+        }
+        Lease<K, V> lease = new Lease<>(entry, s);
+        pool.hook(PoolHooks.Point.LEASE_MAKING);
+        if (!entry.holders().add(lease, entry, pool)) {
+            return null; // retired or closed meanwhile
+        }
+        table[at] = lease;
+        return lease;
+    }
+
+    /** {@return a slot for a new lease near {@code h}, emptied if need be}, or -1 if all lend now */
+    private int room(Lease<?, ?>[] table, int h, AttachState s) {
+        for (int i = 0; i < PROBES; i++) {
+            int at = (h + i) & (TABLE - 1);
+            Lease<?, ?> lease = table[at];
+            if (lease == null || lease.hasEnded()) {
+                return at;
+            }
+        }
+        int start = s.leaseVictim++;
+        for (int i = 0; i < PROBES; i++) {
+            int at = (h + ((start + i) & (PROBES - 1))) & (TABLE - 1);
+            Lease<?, ?> lease = table[at];
+            if (lease.stealIfUnborrowed()) {
+                ended(lease, s);
+                return at;
+            }
+        }
+        return -1;
+    }
+
+    /** Gives back a borrow of {@code lease}; {@code s} is the calling thread's state. */
+    void giveBack(Lease<K, V> lease, AttachState s) {
+        if (lease.giveBack()) {
+            ended(lease, s);
+        }
+    }
+
+    /** Revokes every lease on {@code entry}, which the caller just retired; {@code s} attached. */
+    void revoke(Entry<K, V> entry, AttachState s) {
+        Holders holders = entry.holdersIfAny();
+        if (holders == null) {
+            return;
+        }
+        for (Lease<?, ?> lease : holders.snapshot()) {
+            if (lease.steal()) {
+                ended(lease, s);
+            }
+        }
+    }
+
+    /** {@code clearIdle()}: ends every lease that lends nothing now. @return how many */
+    int revokeUnborrowed(AttachState s) {
+        int[] ended = new int[1];
+        slots.forEachEntry(entry -> {
+            Holders holders = entry.holdersIfAny();
+            if (holders != null) {
+                for (Lease<?, ?> lease : holders.snapshot()) {
+                    if (lease.stealIfUnborrowed()) {
+                        ended(lease, s);
+                        ended[0]++;
+                    }
+                }
+            }
+        });
+        return ended[0];
+    }
+
+    /** The pool's close, which set the closed flag first: revokes every lease, sweeps no more. */
+    void revokeAll(AttachState s) {
+        sweeps.cancel(false);
+        slots.forEachEntry(entry -> revoke(entry, s));
+    }
+
+    /**
+     * One sweep, on the sweeper's thread: ends each lease its thread did not use since the last
+     * sweep, or whose thread is gone (with borrows open, that thread leaked a handle: the lease ends
+     * when it is closed). The references go back as pending releases.
+     */
+    void sweep() {
+        if (pool.isClosed()) {
+            sweeps.cancel(false);
+            return;
+        }
+        slots.forEachEntry(entry -> {
+            Holders holders = entry.holdersIfAny();
+            if (holders != null) {
+                for (Lease<?, ?> lease : holders.snapshot()) {
+                    boolean gone = !lease.owner.thread.isAlive();
+                    if (gone ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
+                        ended(lease, null);
+                    }
+                }
+            }
+        });
+    }
+
+    /**
+     * {@code lease} just ended on this thread: off its object's list, and its reference given back,
+     * now if {@code s} (this thread's state, or {@code null}) is attached, else as a pending release.
+     */
+    @SuppressWarnings("unchecked")
+    void ended(Lease<?, ?> lease, AttachState s) {
+        Entry<K, V> entry = (Entry<K, V>) lease.entry;
+        entry.holders().remove(lease);
+        if (s != null && s.depth > 0 && s.thread == Thread.currentThread()) {
+            references.releaseAttached(entry, s);
+        } else {
+            releases.enqueue(entry);
+        }
+    }
+
+    /** {@return the leases not ended on {@code entry}}; for tests */
+    static int leasesOn(Entry<?, ?> entry) {
+        Holders holders = entry.holdersIfAny();
+        return holders == null ? 0 : holders.snapshot().length;
+    }
+
+    /** The leases on one object: added when made, removed when ended, read in full to revoke. */
+    static final class Holders {
+        private Lease<?, ?>[] all = new Lease<?, ?>[2];
+        private int size;
+
+        /** {@return whether {@code lease} was listed}: not if the object is retired or the pool closed */
+        synchronized boolean add(Lease<?, ?> lease, Entry<?, ?> entry, PoolState pool) {
+            if (entry.isRetired() || pool.isClosed()) {
+                return false;
+            }
+            if (size == all.length) {
+                all = Arrays.copyOf(all, size * 2);
+            }
+            all[size++] = lease;
+            return true;
+        }
+
+        synchronized void remove(Lease<?, ?> lease) {
+            for (int i = 0; i < size; i++) {
+                if (all[i] == lease) {
+                    all[i] = all[--size];
+                    all[size] = null;
+                    return;
+                }
+            }
+        }
+
+        synchronized Lease<?, ?>[] snapshot() {
+            return Arrays.copyOf(all, size);
+        }
+    }
+
+    /**
+     * The sweeps of every pool with leases: one daemon thread, started by the first such pool, that
+     * retires once no pool has a sweep queued. A pool collected without a close stops its own.
+     */
+    private static final class Sweeper implements Runnable {
+        private static final ScheduledThreadPoolExecutor EXECUTOR = PeriodicThreads.daemon("refpool-lease-sweeper", 10);
+
+        private final WeakReference<Leases<?, ?>> leases;
+        private volatile ScheduledFuture<?> self;
+
+        private Sweeper(Leases<?, ?> leases) {
+            this.leases = new WeakReference<>(leases);
+        }
+
+        static ScheduledFuture<?> schedule(Leases<?, ?> leases, long periodNanos) {
+            Sweeper sweeper = new Sweeper(leases);
+            ScheduledFuture<?> future =
+                    EXECUTOR.scheduleWithFixedDelay(sweeper, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+            sweeper.self = future;
+            return future;
+        }
+
+        @Override
+        public void run() {
+            Leases<?, ?> live = leases.get();
+            if (live == null) {
+                ScheduledFuture<?> future = self;
+                if (future != null) {
+                    future.cancel(false);
+                }
+                return;
+            }
+            try {
+                live.sweep();
+            } catch (Throwable t) { // a periodic task that throws is never run again: report, go on
+                try {
+                    live.pool.report(
+                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                            null,
+                            "a sweep of thread leases failed; the next runs as planned",
+                            t);
+                } catch (Throwable ignored) {
+                    // the listener failed too: nothing else to tell
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.refpool.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Thread leases under faults from the host's callbacks: a disposer that throws, a key whose
+ * {@code hashCode} or {@code equals} throws while a lease is looked up, an executor that fails
+ * every drainer with an {@code Error}, a listener that throws. After each, every object was given
+ * to the disposer exactly once, no lease is left on a closed pool's objects, and the pool still
+ * serves.
+ */
+class ThreadLeasesFaultTest {
+    /** A key whose hashCode and equals throw while {@link #failing} is set. */
+    static final class Key {
+        static final AtomicBoolean failing = new AtomicBoolean();
+        final String name;
+
+        Key(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public int hashCode() {
+            if (failing.get()) {
+                throw new IllegalStateException("hashCode of " + name + " failed");
+            }
+            return name.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (failing.get()) {
+                throw new IllegalStateException("equals of " + name + " failed");
+            }
+            return other instanceof Key k && k.name.equals(name);
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    private final ConcurrentHashMap<Object, AtomicInteger> disposals = new ConcurrentHashMap<>();
+    private final List<PoolError> errors = new CopyOnWriteArrayList<>();
+
+    private RefPool.Builder<Key, Object> builder(boolean disposerThrows) {
+        return RefPool.<Key, Object>builder(key -> new Object[] {key})
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofHours(1))
+                .errorListener(errors::add)
+                .disposer(object -> {
+                    disposals.computeIfAbsent(object, o -> new AtomicInteger()).incrementAndGet();
+                    if (disposerThrows) {
+                        throw new IllegalStateException("the disposer failed");
+                    }
+                });
+    }
+
+    private static Object request(RefPool<Key, Object> pool, Key key) {
+        try (Attachment attached = pool.attach();
+                Handle<Object> handle = pool.acquire(key)) {
+            return handle.get();
+        }
+    }
+
+    private void assertEachDisposedOnce(int objects) {
+        assertEquals(objects, disposals.size(), "objects disposed");
+        disposals.forEach((object, count) -> assertEquals(1, count.get(), () -> object + " disposed once"));
+    }
+
+    @Test
+    void aThrowingDisposerStillDisposesEachLeasedObjectOnce() {
+        RefPool<Key, Object> pool = builder(true).build();
+        pool.core().leaseAtOnceForTests();
+        Key a = new Key("a");
+        Key b = new Key("b");
+        Key c = new Key("c");
+        request(pool, a);
+        request(pool, b);
+        request(pool, c);
+        assertTrue(pool.invalidate(a)); // the lease is revoked, the object disposed: the disposer throws
+        pool.clearIdle(); // b's and c's leases given back, both disposed
+        Object again = request(pool, b);
+        pool.close();
+        assertEachDisposedOnce(4);
+        assertTrue(disposals.containsKey(again));
+        assertTrue(errors.stream().allMatch(e -> e.kind() == PoolError.Kind.DISPOSER_FAILED), errors::toString);
+        assertEquals(4, errors.size(), "each failure reported");
+    }
+
+    @Test
+    void aKeyThatThrowsWhileItsLeaseIsLookedUpChangesNothing() {
+        RefPool<Key, Object> pool = builder(false).build();
+        pool.core().leaseAtOnceForTests();
+        Key k = new Key("k");
+        Object leased = request(pool, k);
+        Key.failing.set(true);
+        try {
+            assertThrows(IllegalStateException.class, () -> request(pool, k));
+            assertThrows(IllegalStateException.class, () -> pool.call(k, object -> object));
+        } finally {
+            Key.failing.set(false);
+        }
+        assertSame(leased, request(pool, k), "the lease is intact");
+        assertSame(leased, pool.call(k, object -> object));
+        assertEquals(1, pool.core().leasesOnForTests(k));
+        pool.close();
+        assertEachDisposedOnce(1);
+        assertEquals(List.of(), errors);
+    }
+
+    @Test
+    void aSweepWhoseDrainersFailWithAnErrorLosesNoRelease() {
+        AtomicInteger refused = new AtomicInteger();
+        RefPool<Key, Object> pool = builder(false)
+                .executor(task -> {
+                    refused.incrementAndGet();
+                    throw new OutOfMemoryError("no drainer for you");
+                })
+                .drainThreshold(1)
+                .idle(cache -> cache.maximumSize(8))
+                .build();
+        pool.core().leaseAtOnceForTests();
+        Key k = new Key("k");
+        Object leased = request(pool, k);
+        pool.core().sweepLeasesForTests(); // used since the lease was made: kept
+        pool.core().sweepLeasesForTests(); // unused since: its reference goes back as a pending release
+        assertEquals(0, pool.core().leasesOnForTests(k));
+        assertTrue(refused.get() > 0, "the drainer was refused");
+        pool.flush(); // applied by this thread: the object idles
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertEquals(1, pool.stats().idle());
+        assertSame(leased, request(pool, k), "revived from the idle cache");
+        pool.close();
+        assertEachDisposedOnce(1);
+    }
+
+    @Test
+    void aThrowingListenerLeavesLeasesAccountedFor() {
+        RefPool<Key, Object> pool = RefPool.<Key, Object>builder(key -> new Object[] {key})
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofHours(1))
+                .errorListener(error -> {
+                    errors.add(error);
+                    throw new IllegalStateException("the listener failed");
+                })
+                .disposer(object -> {
+                    disposals.computeIfAbsent(object, o -> new AtomicInteger()).incrementAndGet();
+                    throw new IllegalStateException("the disposer failed");
+                })
+                .build();
+        pool.core().leaseAtOnceForTests();
+        Key k = new Key("k");
+        request(pool, k);
+        assertTrue(pool.invalidate(k));
+        request(pool, k);
+        pool.close();
+        assertEachDisposedOnce(2);
+        assertEquals(2, errors.size(), "each disposer failure reached the listener");
+    }
+}

@@ -1,0 +1,291 @@
+package io.refpool.core;
+
+import static io.refpool.testkit.TestKit.fork;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.refpool.core.TestResources.Resource;
+import io.refpool.core.internal.PoolHooks.Point;
+import io.refpool.testkit.PointPauses;
+import io.refpool.testkit.TestKit.Forked;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Thread leases ({@code Builder.threadLeases}) through a real pool: what a lease keeps live, and
+ * every way it ends (invalidation, {@code clearIdle}, close, the sweep of unused leases and of
+ * leases whose thread is gone), each time with every object disposed exactly once, attached, and
+ * never under an open handle. The forced race: an invalidation that retires the object between an
+ * acquire's reference and the lease it would become.
+ */
+class ThreadLeasesTest {
+    private final TestResources resources = new TestResources();
+
+    private RefPool<String, Resource> leasingPool(AttachMode mode) {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(mode)
+                .threadLeases(Duration.ofHours(1)) // sweeps run by hand
+                .drainDelay(Duration.ofHours(1)));
+        pool.core().leaseAtOnceForTests();
+        return pool;
+    }
+
+    private static Resource request(RefPool<String, Resource> pool, String key) {
+        try (Attachment attached = pool.attach();
+                Handle<Resource> handle = pool.acquire(key)) {
+            return handle.get();
+        }
+    }
+
+    @Test
+    void aLeasedObjectStaysLiveWithNoHandleOpenAndIsLentAgain() {
+        for (AttachMode mode : AttachMode.values()) {
+            RefPool<String, Resource> pool = leasingPool(mode);
+            Resource first = request(pool, "k");
+            assertEquals(1, pool.core().leasesOnForTests("k"), mode + ": the request's reference became a lease");
+            assertEquals(1, pool.stats().live(), mode + ": the lease keeps it live");
+            assertEquals(0, pool.stats().idle(), mode.name());
+            assertSame(first, request(pool, "k"), mode.name());
+            assertSame(first, pool.call("k", r -> r), mode + ": a call borrows too");
+            assertEquals(1, pool.core().leasesOnForTests("k"), mode + ": borrowed, not leased again");
+            assertEquals(0, first.disposals.get(), mode.name());
+            pool.close();
+            resources.assertAllDisposedOnceAttached();
+        }
+    }
+
+    @Test
+    void aThreadLeasesOnlyAfterItsFirstAcquires() {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofHours(1))
+                .idle(cache -> cache.maximumSize(8)));
+        for (int i = 0; i < 32; i++) {
+            request(pool, "k");
+            assertEquals(0, pool.core().leasesOnForTests("k"), "acquire " + (i + 1) + " leases nothing");
+        }
+        request(pool, "k");
+        assertEquals(1, pool.core().leasesOnForTests("k"), "the 33rd acquire leases");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void invalidatingALeasedObjectWithNoHandleOpenDisposesItAtOnce() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Resource old = request(pool, "k");
+        assertTrue(pool.invalidate("k"));
+        assertEquals(1, old.disposals.get(), "disposed by the invalidation");
+        assertEquals(0, pool.core().leasesOnForTests("k"));
+        Resource fresh = request(pool, "k");
+        assertNotSame(old, fresh, "the next request gets a new object");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void invalidatingALeasedObjectUnderAnOpenHandleDisposesItWhenTheHandleCloses() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        request(pool, "k"); // the lease
+        try (Attachment attached = pool.attach()) {
+            Handle<Resource> held = pool.acquire("k"); // borrowed from the lease
+            held.get().openHandles.incrementAndGet();
+            assertTrue(held.invalidate());
+            assertEquals(0, held.get().disposals.get(), "not under an open handle");
+            Resource old = held.get();
+            old.openHandles.decrementAndGet();
+            held.close();
+            assertEquals(1, old.disposals.get(), "disposed when the last borrow came back");
+        }
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void aBorrowedHandleClosedOnAnotherThreadKeepsTheLease() throws Exception {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Resource leased = request(pool, "k");
+        Handle<Resource> held;
+        try (Attachment attached = pool.attach()) {
+            held = pool.acquire("k");
+        }
+        fork("closer", () -> {
+                    held.close();
+                    return null;
+                })
+                .join();
+        pool.flush();
+        assertEquals(1, pool.core().leasesOnForTests("k"));
+        assertSame(leased, request(pool, "k"));
+        assertEquals(0, leased.disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void clearIdleGivesBackLeasesWithNoHandleOpen() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED); // no idle cache: disposed at zero
+        Resource a = request(pool, "a");
+        Handle<Resource> heldB;
+        try (Attachment attached = pool.attach()) {
+            request(pool, "b");
+            heldB = pool.acquire("b"); // borrowed: b's lease stays
+        }
+        pool.clearIdle();
+        assertEquals(1, a.disposals.get(), "a's lease lent nothing: given back, a disposed");
+        assertEquals(1, pool.core().leasesOnForTests("b"), "b's lease lends the open handle");
+        try (Attachment attached = pool.attach()) {
+            heldB.close();
+        }
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void aSweepEndsLeasesUnusedSinceTheLastOne() {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofHours(1))
+                .idle(cache -> cache.maximumSize(8))
+                .drainDelay(Duration.ofHours(1)));
+        pool.core().leaseAtOnceForTests();
+        Resource hot = request(pool, "hot");
+        Resource cold = request(pool, "cold");
+        pool.core().sweepLeasesForTests(); // both used since: kept, marks cleared
+        assertEquals(1, pool.core().leasesOnForTests("cold"));
+        request(pool, "hot");
+        pool.core().sweepLeasesForTests(); // cold unused since the last sweep
+        pool.flush(); // the sweep's give-backs are pending releases
+        assertEquals(0, pool.core().leasesOnForTests("cold"));
+        assertEquals(1, pool.core().leasesOnForTests("hot"));
+        assertEquals(1, pool.stats().idle(), "cold went idle, into the cache");
+        assertEquals(0, cold.disposals.get() + hot.disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void aSweepEndsTheLeasesOfAThreadThatIsGone() throws Exception {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Forked<Handle<Resource>> worker = fork("worker", () -> {
+            request(pool, "k");
+            try (Attachment attached = pool.attach()) {
+                return pool.acquire("k"); // leaked by the thread: its lease lends it
+            }
+        });
+        Handle<Resource> leaked = worker.join();
+        Resource object = leaked.get();
+        worker.thread.join();
+        pool.core().sweepLeasesForTests();
+        pool.flush();
+        assertEquals(0, object.disposals.get(), "not under the open handle");
+        leaked.close(); // the lease ends with it: its reference goes back as a pending release
+        pool.flush();
+        assertEquals(1, object.disposals.get(), "disposed once the leaked handle closed");
+        assertEquals(0, pool.core().leasesOnForTests("k"));
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void closeGivesBackEveryLeaseAndAHandleOpenAtCloseStillDisposesOnce() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Resource idleLeased = request(pool, "a");
+        request(pool, "b");
+        Handle<Resource> held;
+        try (Attachment attached = pool.attach()) {
+            held = pool.acquire("b");
+        }
+        pool.close();
+        assertEquals(1, idleLeased.disposals.get(), "a lease with nothing borrowed ends at close");
+        Resource b = held.get();
+        assertEquals(0, b.disposals.get());
+        held.close(); // detached, on a closed pool: the drainer applies it
+        Awaitility.await("the handle open at close ended the lease; its object disposed")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> b.disposals.get() == 1);
+        assertTrue(
+                resources.errors.stream().allMatch(e -> e.kind() == PoolError.Kind.HANDLES_OPEN_AT_CLOSE)
+                        || resources.errors.isEmpty(),
+                () -> "only the open handle is reported: " + resources.errors);
+    }
+
+    @Test
+    void manyKeysOnOneThreadEachDisposeOnce() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 1_000; i++) {
+            keys.add("key-" + i);
+        }
+        for (int round = 0; round < 3; round++) {
+            for (String key : keys) {
+                request(pool, key);
+            }
+            pool.invalidate(keys.get(round));
+        }
+        pool.clearIdle();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * The race: an acquire's reference is about to become a lease when an invalidation retires the
+     * object. The lease is refused, so the reference stays the handle's own and the object is
+     * disposed when it closes; a lease made anyway would keep the retired object live for good.
+     */
+    @Test
+    void anObjectRetiredWhileItsLeaseIsMadeIsNotLeased() throws Exception {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        PointPauses.Pause making = hooks.pause(Point.LEASE_MAKING, null);
+        Forked<Resource> requester = fork("requester", () -> request(pool, "k"));
+        making.awaitArrival();
+        assertTrue(pool.invalidate("k"), "retires the object the requester holds");
+        making.proceed();
+        Resource old = requester.join();
+        assertEquals(0, pool.core().leasesOnForTests("k"));
+        assertEquals(1, old.disposals.get(), "disposed when the request's handle closed");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void theBuilderRefusesLeasesWithWhatTheyWouldBreak() {
+        IllegalStateException bounded = assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
+                .threadLeases(Duration.ofSeconds(1))
+                .maxObjects(4)
+                .build());
+        assertTrue(bounded.getMessage().contains("maxObjects(4)"), bounded.getMessage());
+        IllegalStateException checked = assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
+                .threadLeases(Duration.ofSeconds(1))
+                .maxLifetime(Duration.ofMinutes(1))
+                .build());
+        assertTrue(checked.getMessage().contains("maxLifetime"), checked.getMessage());
+        IllegalStateException validated =
+                assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
+                        .threadLeases(Duration.ofSeconds(1))
+                        .validator((k, v) -> true)
+                        .build());
+        assertTrue(validated.getMessage().contains("validator"), validated.getMessage());
+        RefPool.Builder<String, String> builder = RefPool.builder((String k) -> k);
+        IllegalArgumentException zero =
+                assertThrows(IllegalArgumentException.class, () -> builder.threadLeases(Duration.ZERO));
+        assertTrue(zero.getMessage().contains("threadLeases"), zero.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> builder.threadLeases(Duration.ofSeconds(-1)));
+        assertThrows(NullPointerException.class, () -> builder.threadLeases(null));
+        RefPool<String, String> unchanged = builder.maxObjects(2).build(); // the refusals left no lease set
+        assertFalse(unchanged.isClosed());
+        unchanged.close();
+    }
+}
