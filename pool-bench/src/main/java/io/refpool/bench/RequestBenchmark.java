@@ -7,6 +7,7 @@ import io.refpool.core.AttachMode;
 import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.RefPool;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -66,6 +67,9 @@ import stormpot.Timeout;
  *   <li>{@code refpool}: {@code SHARED} mode; {@code attach()}, {@code acquire(key)}, {@code
  *       get()}, {@code close()} of both.
  *   <li>{@code refpool-call}: the same request in its closure form, {@code pool.call(key, fn)}.
+ *   <li>{@code refpool-leased}, {@code refpool-call-leased}: the two with thread leases on
+ *       ({@code threadLeases(1 s)}): a thread borrows from its own lease on each object it uses
+ *       again, and writes no count another core writes.
  *   <li>{@code stormpot}: a Stormpot pool per tenant (it has no keys), each of up to 2 objects,
  *       claimed and released through a thread-local tap. Every tenant's objects stay allocated: it
  *       has no bound across tenants.
@@ -77,9 +81,8 @@ import stormpot.Timeout;
  *       of refpool's guarantees (no attachment, no bound, disposal on the closing thread).
  *   <li>{@code thread-leased}: {@link ThreadLeasedRefPool}, the same map where each thread keeps
  *       a lease on every object it uses (up to 128) and counts its uses of a leased object in a
- *       word of its own: the cost of the thread-lease design (docs/notes/thread-leases.md) in its
- *       steady state, with nothing revoked and nothing disposed. A design under study, not
- *       something refpool does.
+ *       word of its own: the steady state of thread leases, with nothing revoked and nothing
+ *       disposed, and none of refpool's guarantees: the ceiling of {@code refpool-leased}.
  * </ul>
  *
  * <p>The runner reports bytes/op per fork next to the mean, so a fork whose JIT left the handle
@@ -123,8 +126,10 @@ public class RequestBenchmark {
 
     static Host host(String impl, int idle) {
         return switch (impl) {
-            case "refpool" -> new RefPoolHost(false, idle);
-            case "refpool-call" -> new RefPoolHost(true, idle);
+            case "refpool" -> new RefPoolHost(false, false, idle);
+            case "refpool-call" -> new RefPoolHost(true, false, idle);
+            case "refpool-leased" -> new RefPoolHost(false, true, idle);
+            case "refpool-call-leased" -> new RefPoolHost(true, true, idle);
             case "stormpot" -> new StormpotHost(null);
             case "commons-pool2" -> new CommonsHost(idle);
             case "hand-rolled" -> new HandRolledHost();
@@ -136,7 +141,16 @@ public class RequestBenchmark {
     /** The tenants' host for {@link #zipfRequest} and {@link #revive}. */
     @State(Scope.Benchmark)
     public static class Hosts {
-        @Param({"refpool", "refpool-call", "stormpot", "commons-pool2", "hand-rolled", "thread-leased"})
+        @Param({
+            "refpool",
+            "refpool-call",
+            "refpool-leased",
+            "refpool-call-leased",
+            "stormpot",
+            "commons-pool2",
+            "hand-rolled",
+            "thread-leased"
+        })
         public String impl;
 
         /**
@@ -215,12 +229,14 @@ public class RequestBenchmark {
         private final RefPool<String, Engine> pool;
         private final boolean closure;
 
-        RefPoolHost(boolean closure, int idle) {
+        RefPoolHost(boolean closure, boolean leased, int idle) {
             this.closure = closure;
-            this.pool = RefPool.builder(Engine::new)
-                    .attachMode(AttachMode.SHARED)
-                    .idle(cache -> cache.maximumSize(idle))
-                    .build();
+            RefPool.Builder<String, Engine> builder =
+                    RefPool.builder(Engine::new).attachMode(AttachMode.SHARED).idle(cache -> cache.maximumSize(idle));
+            if (leased) {
+                builder.threadLeases(Duration.ofSeconds(1));
+            }
+            this.pool = builder.build();
         }
 
         @Override

@@ -5,6 +5,7 @@ import io.refpool.core.Attachment;
 import io.refpool.core.Handle;
 import io.refpool.core.RefPool;
 import io.refpool.sync.Guard;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -35,6 +36,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * <ul>
  *   <li>{@code refpool}: {@link AttachMode#PER_OBJECT}, {@code pool.call(tenant, fn)}: the gate is
  *       shared and each engine has its own section, so different tenants run in parallel.
+ *   <li>{@code refpool-leased}: the same with thread leases ({@code threadLeases}): a thread's
+ *       call borrows from its own lease on the engine instead of writing the engine's count.
  *   <li>{@code sections}: {@link AttachMode#PER_OBJECT} used by hand: attach, acquire, take the
  *       engine's section with {@link Handle#section()}, use {@link Handle#get()}, release all.
  *       With strict access its {@code get()} checks the attachment and the section, which {@code
@@ -72,7 +75,16 @@ public class TenantBenchmark {
     static final List<String> TENANTS = List.of("tenant-0", "tenant-1", "tenant-2", "tenant-3");
 
     /** How the tenants' engines are shared. */
-    @Param({"refpool", "sections", "exclusive", "lock-map", "fair-lock-map", "lock-table", "fair-lock-table"})
+    @Param({
+        "refpool",
+        "refpool-leased",
+        "sections",
+        "exclusive",
+        "lock-map",
+        "fair-lock-map",
+        "lock-table",
+        "fair-lock-table"
+    })
     public String impl;
 
     private Host host;
@@ -160,6 +172,7 @@ public class TenantBenchmark {
     static Host host(String impl, boolean strict) {
         return switch (impl) {
             case "refpool" -> new CallHost(pool(AttachMode.PER_OBJECT, strict));
+            case "refpool-leased" -> new CallHost(leasedPool(strict));
             case "sections" -> new SectionHost(pool(AttachMode.PER_OBJECT, strict));
             case "exclusive" -> new CallHost(pool(AttachMode.GLOBAL, strict));
             case "lock-map" -> new LockMapHost(pool(AttachMode.SHARED, strict), false);
@@ -175,6 +188,16 @@ public class TenantBenchmark {
                 .attachMode(mode)
                 .strictAccess(strict)
                 .idle(cache -> cache.maximumSize(TENANTS.size()))
+                .build();
+    }
+
+    /** {@code refpool}'s pool with thread leases: a thread's calls write no count another core writes. */
+    private static RefPool<String, Engine> leasedPool(boolean strict) {
+        return RefPool.builder(Engine::new)
+                .attachMode(AttachMode.PER_OBJECT)
+                .strictAccess(strict)
+                .idle(cache -> cache.maximumSize(TENANTS.size()))
+                .threadLeases(Duration.ofSeconds(1))
                 .build();
     }
 
