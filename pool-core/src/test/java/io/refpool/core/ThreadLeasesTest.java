@@ -1,6 +1,8 @@
 package io.refpool.core;
 
 import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -10,11 +12,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.internal.PoolHooks.Point;
+import io.refpool.core.internal.ReleaseQueueHooks;
 import io.refpool.testkit.PointPauses;
 import io.refpool.testkit.TestKit.Forked;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -258,6 +263,106 @@ class ThreadLeasesTest {
         assertEquals(1, old.disposals.get(), "disposed when the request's handle closed");
         pool.close();
         resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * A sweep ends a lease and is about to queue its reference when the pool closes: the close
+     * waits for the sweep, then applies what it queued, so it returns with the object disposed and
+     * reports no handle open. Before, the close returned first (the object still counted, reported
+     * as held) and a drainer disposed the object after it.
+     */
+    @Test
+    void aCloseWaitsForASweepUnderWayAndDisposesWhatItEnded() throws Exception {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Resource leased = request(pool, "k");
+        pool.core().sweepLeasesForTests(); // used since it was made: kept, its mark cleared
+        Forked<Void> sweeper = unstartedRun("sweeper", () -> pool.core().sweepLeasesForTests());
+        TestReleaseHooks hooks = TestReleaseHooks.pausing(ReleaseQueueHooks.Point.QUEUE_LOCK, sweeper.thread);
+        pool.core().releaseQueue().setHooks(hooks);
+        sweeper.start();
+        hooks.awaitArrival(); // the lease ended; its reference not queued yet
+        Forked<Void> closer = forkRun("closer", pool::close);
+        Awaitility.await("the close waits for the sweep, or returns")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> closer.thread.getState() == Thread.State.BLOCKED || closer.outcome.isDone());
+        if (closer.outcome.isDone()) {
+            assertEquals(1, leased.disposals.get(), "close() returned with the swept object not disposed");
+        }
+        hooks.proceed();
+        closer.join();
+        sweeper.join();
+        assertEquals(1, leased.disposals.get());
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /** A lease that ended lets go of its object, though its thread's table still holds the lease. */
+    @Test
+    void anEndedLeaseDoesNotKeepItsDisposedObjectReachable() {
+        RefPool<String, Object> pool = RefPool.builder((String k) -> new Object())
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofHours(1))
+                .build();
+        pool.core().leaseAtOnceForTests();
+        WeakReference<Object> object = leasedAndForgotten(pool, "k");
+        assertEquals(1, pool.core().leasesOnForTests("k"));
+        assertTrue(pool.invalidate("k")); // the lease ends, the object is disposed
+        Awaitility.await("the disposed object collected")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> {
+                    System.gc();
+                    return object.get() == null;
+                });
+        pool.close();
+    }
+
+    private static WeakReference<Object> leasedAndForgotten(RefPool<String, Object> pool, String key) {
+        try (Attachment attached = pool.attach();
+                Handle<Object> handle = pool.acquire(key)) {
+            return new WeakReference<>(handle.get());
+        }
+    }
+
+    /**
+     * A thread that lost its attach state (a pool thread that clears its thread-locals between
+     * tasks) borrows again from the lease it made before, instead of leasing the object once more
+     * per task until a sweep ends the old ones.
+     */
+    @Test
+    void aThreadThatLostItsStateReclaimsItsLease() {
+        RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
+        Resource leased = request(pool, "k");
+        for (int task = 0; task < 5; task++) {
+            pool.core().forgetThreadForTests();
+            assertSame(leased, request(pool, "k"));
+        }
+        assertEquals(1, pool.core().leasesOnForTests("k"), "one lease, reclaimed by each new state");
+        assertEquals(1, pool.stats().live());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * The sweep ends leases on the thread every pool's sweeps share; what it gives back is queued
+     * and handed to a drainer thread, so no disposer (here, run by a direct executor) runs on it.
+     */
+    @Test
+    void noDisposerRunsOnTheSweepersThread() {
+        List<String> disposedOn = new CopyOnWriteArrayList<>();
+        RefPool<String, Object> pool = RefPool.builder((String k) -> new Object())
+                .attachMode(AttachMode.SHARED)
+                .threadLeases(Duration.ofMillis(20))
+                .executor(Runnable::run)
+                .drainThreshold(1)
+                .disposer(object -> disposedOn.add(Thread.currentThread().getName()))
+                .build();
+        pool.core().leaseAtOnceForTests();
+        leasedAndForgotten(pool, "k");
+        Awaitility.await("a sweep ended the unused lease and the object was disposed")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> !disposedOn.isEmpty());
+        assertFalse(disposedOn.get(0).startsWith("refpool-lease-sweeper"), disposedOn::toString);
+        pool.close();
+        assertEquals(1, disposedOn.size());
     }
 
     @Test

@@ -102,11 +102,28 @@ final class DeferredReleases<K, V> {
      * apply releases inside the cache's update.
      */
     void enqueue(Release release) {
+        enqueue(release, false);
+    }
+
+    /**
+     * {@link #enqueue} from a thread of the library's own timers (the sweep of thread leases): a
+     * drain due at once is handed to a drainer thread, as the drain timer does, so this thread never
+     * runs a drain nor calls the pool's executor, and no pool's disposer runs on it.
+     */
+    void enqueueFromTimer(Release release) {
+        enqueue(release, true);
+    }
+
+    private void enqueue(Release release, boolean fromTimer) {
         int pending = queue.enqueue(release);
         boolean eviction = release instanceof Eviction;
         if ((pending >= drainThreshold || pool.isClosed()) && !eviction) {
             if (!urgentScheduled.get() && urgentScheduled.compareAndSet(false, true)) {
-                submit(urgentScheduled);
+                if (fromTimer) {
+                    handOffFromTimer(() -> submit(urgentScheduled));
+                } else {
+                    submit(urgentScheduled);
+                }
             }
         } else if (!delayedScheduled.get() && delayedScheduled.compareAndSet(false, true)) {
             armTimer();

@@ -39,12 +39,18 @@ final class Lease<K, V> extends LeaseFields {
     @SuppressWarnings("unused")
     private long q0, q1, q2, q3, q4, q5, q6, q7;
 
-    final Entry<K, V> entry;
-    /** The owning thread's state: only its thread borrows, and a sweep asks whether it still runs. */
-    final AttachState owner;
+    /**
+     * The leased object; cleared by the thread that ended the lease once it gave the reference back
+     * ({@link #forget}), so a thread's table that still holds the ended lease does not keep the
+     * object reachable. Read only while the lease lends (a borrow open, or its ender before the
+     * clear); a stale read elsewhere sees an object the lease no longer matches.
+     */
+    Entry<K, V> entry;
+    /** The owning thread: only it borrows, and a sweep asks whether it still runs. */
+    final Thread owner;
 
     /** A lease on {@code entry}, taking over a reference the owner holds, with that one borrow open. */
-    Lease(Entry<K, V> entry, AttachState owner) {
+    Lease(Entry<K, V> entry, Thread owner) {
         this.entry = entry;
         this.owner = owner;
         STATE.setRelease(this, 1);
@@ -114,6 +120,11 @@ final class Lease<K, V> extends LeaseFields {
         return STATE.compareAndSet(this, 0, ENDED);
     }
 
+    /** The lease ended and its reference went back: it lets go of the object. */
+    void forget() {
+        entry = null;
+    }
+
     /** {@return whether the lease ended} */
     boolean hasEnded() {
         return (int) STATE.getVolatile(this) == ENDED;
@@ -140,7 +151,9 @@ final class Lease<K, V> extends LeaseFields {
     @Override
     public String toString() {
         int w = (int) STATE.getVolatile(this);
-        return "Lease[" + Keys.describe(entry.key) + ", thread '" + owner.thread.getName() + "', "
+        Entry<K, V> leased = entry;
+        return "Lease[" + (leased == null ? "ended" : Keys.describe(leased.key)) + ", thread '" + owner.getName()
+                + "', "
                 + (w == ENDED ? "ended" : (w & ~REVOKED) + " borrowed" + ((w & REVOKED) != 0 ? ", revoked" : ""))
                 + "]";
     }

@@ -57,6 +57,13 @@ final class Leases<K, V> {
     private final DeferredReleases<K, V> releases;
     private final References<K, V> references;
     private final ScheduledFuture<?> sweeps;
+    /**
+     * Held by a sweep for its whole pass, and by the close before it revokes: a close then finds
+     * every release a sweep made queued, and no sweep runs after it ({@link #sweptOut}).
+     */
+    private final Object sweeping = new Object();
+    /** Set by the close under {@link #sweeping}: sweeps end no more leases. */
+    private boolean sweptOut;
     /** Acquires a thread makes before its first lease; tests lower it. */
     private int acquiresBeforeLeasing = ACQUIRES_BEFORE_LEASING;
 
@@ -86,7 +93,11 @@ final class Leases<K, V> {
     @SuppressWarnings("unchecked")
     Lease<K, V> borrow(K key, AttachState s) {
         Lease<?, ?>[] table = s.leases;
-        if (table == null || pool.isClosed()) {
+        if (table == null) {
+            return null;
+        }
+        if (pool.isClosed()) {
+            s.leases = null; // every lease ended with the close: the table lets go of them
             return null;
         }
         Entry<K, V> entry = slots.entry(key);
@@ -105,7 +116,9 @@ final class Leases<K, V> {
                     }
                     giveBack(own, s); // retired meanwhile: its retirement revokes the lease
                 }
-                table[at] = null; // ended or revoked: it lends no more; look on, for a newer one
+                if (table[at] == lease) { // not a disposer's reentrant call's new lease
+                    table[at] = null; // ended or revoked: it lends no more; look on, for a newer one
+                }
             }
         }
         return null;
@@ -131,10 +144,15 @@ final class Leases<K, V> {
             return null;
         }
         int at = room(table, entry.leaseHash(), s);
-        if (at < 0) {
+        if (at < 0 || !isFree(table[at])) { // none, or a disposer that room() ran took it reentrantly
             return null;
         }
-        Lease<K, V> lease = new Lease<>(entry, s);
+        Lease<K, V> kept = reclaim(entry, s);
+        if (kept != null) {
+            table[at] = kept;
+            return kept;
+        }
+        Lease<K, V> lease = new Lease<>(entry, s.thread);
         pool.hook(PoolHooks.Point.LEASE_MAKING);
         if (!entry.holders().add(lease, entry, pool)) {
             return null; // retired or closed meanwhile
@@ -143,12 +161,35 @@ final class Leases<K, V> {
         return lease;
     }
 
+    private static boolean isFree(Lease<?, ?> slot) {
+        return slot == null || slot.hasEnded();
+    }
+
+    /**
+     * A lease this thread made on {@code entry} under an attach state it lost (a pool thread that
+     * clears its thread-locals between tasks), borrowed for the caller, whose own reference goes
+     * back: {@code null} if there is none, or it lends no more.
+     */
+    @SuppressWarnings("unchecked")
+    private Lease<K, V> reclaim(Entry<K, V> entry, AttachState s) {
+        Holders holders = entry.holdersIfAny();
+        Lease<K, V> kept = holders == null ? null : (Lease<K, V>) holders.ownedBy(s.thread);
+        if (kept == null || !kept.tryBorrow()) {
+            return null;
+        }
+        if (entry.isRetired()) { // its retirement is revoking the lease: leave it to that
+            giveBack(kept, s);
+            return null;
+        }
+        references.releaseAttached(entry, s); // the lease holds the object: the count stays above zero
+        return kept;
+    }
+
     /** {@return a slot for a new lease near {@code h}, emptied if need be}, or -1 if all lend now */
     private int room(Lease<?, ?>[] table, int h, AttachState s) {
         for (int i = 0; i < PROBES; i++) {
             int at = (h + i) & (TABLE - 1);
-            Lease<?, ?> lease = table[at];
-            if (lease == null || lease.hasEnded()) {
+            if (isFree(table[at])) {
                 return at;
             }
         }
@@ -201,48 +242,63 @@ final class Leases<K, V> {
         return ended[0];
     }
 
-    /** The pool's close, which set the closed flag first: revokes every lease, sweeps no more. */
+    /**
+     * The pool's close, which set the closed flag first: waits for a sweep under way, so that what
+     * it ended is queued for the close to apply, and revokes every lease; sweeps no more.
+     */
     void revokeAll(AttachState s) {
+        synchronized (sweeping) {
+            sweptOut = true;
+        }
         sweeps.cancel(false);
         slots.forEachEntry(entry -> revoke(entry, s));
     }
 
     /**
-     * One sweep, on the sweeper's thread: ends each lease its thread did not use since the last
-     * sweep, or whose thread is gone (with borrows open, that thread leaked a handle: the lease ends
-     * when it is closed). The references go back as pending releases.
+     * One sweep: ends each lease its thread did not use since the last sweep, or whose thread is
+     * gone (with borrows open, that thread leaked a handle: the lease ends when it is closed).
+     *
+     * @param s the state of the thread that runs it, which gives the references back as it would
+     *     a handle's; {@code null} on the sweeper's thread, which only queues them
      */
-    void sweep() {
-        if (pool.isClosed()) {
-            sweeps.cancel(false);
-            return;
-        }
-        slots.forEachEntry(entry -> {
-            Holders holders = entry.holdersIfAny();
-            if (holders != null) {
-                for (Lease<?, ?> lease : holders.snapshot()) {
-                    boolean gone = !lease.owner.thread.isAlive();
-                    if (gone ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
-                        ended(lease, null);
+    void sweep(AttachState s) {
+        synchronized (sweeping) {
+            if (sweptOut || pool.isClosed()) {
+                sweeps.cancel(false);
+                return;
+            }
+            slots.forEachEntry(entry -> {
+                Holders holders = entry.holdersIfAny();
+                if (holders != null) {
+                    for (Lease<?, ?> lease : holders.snapshot()) {
+                        boolean gone = !lease.owner.isAlive();
+                        if (gone ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
+                            ended(lease, s);
+                        }
                     }
                 }
-            }
-        });
+            });
+        }
     }
 
     /**
      * {@code lease} just ended on this thread: off its object's list, and its reference given back,
-     * now if {@code s} (this thread's state, or {@code null}) is attached, else as a pending release.
+     * now if {@code s} (this thread's state) is attached, else as a pending release; {@code null}:
+     * the sweeper, which only queues it and never runs a drain or calls the pool's executor, so no
+     * pool's disposer runs on the thread every pool's sweeps share.
      */
     @SuppressWarnings("unchecked")
     void ended(Lease<?, ?> lease, AttachState s) {
         Entry<K, V> entry = (Entry<K, V>) lease.entry;
         entry.holders().remove(lease);
-        if (s != null && s.depth > 0 && s.thread == Thread.currentThread()) {
+        if (s == null) {
+            releases.enqueueFromTimer(entry);
+        } else if (s.depth > 0 && s.thread == Thread.currentThread()) {
             references.releaseAttached(entry, s);
         } else {
             releases.enqueue(entry);
         }
+        lease.forget();
     }
 
     /** {@return the leases not ended on {@code entry}}; for tests */
@@ -281,6 +337,16 @@ final class Leases<K, V> {
         synchronized Lease<?, ?>[] snapshot() {
             return Arrays.copyOf(all, size);
         }
+
+        /** {@return a lease of {@code thread}'s listed here}, or {@code null} */
+        synchronized Lease<?, ?> ownedBy(Thread thread) {
+            for (int i = 0; i < size; i++) {
+                if (all[i].owner == thread) {
+                    return all[i];
+                }
+            }
+            return null;
+        }
     }
 
     /**
@@ -316,7 +382,7 @@ final class Leases<K, V> {
                 return;
             }
             try {
-                live.sweep();
+                live.sweep(null);
             } catch (Throwable t) { // a periodic task that throws is never run again: report, go on
                 try {
                     live.pool.report(

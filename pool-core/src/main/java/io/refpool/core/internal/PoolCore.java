@@ -211,13 +211,25 @@ public final class PoolCore<K, V> implements PoolState {
         leases.leaseAtOnceForTests();
     }
 
-    /** Runs one sweep of thread leases now, on the calling thread; for tests. */
+    /**
+     * Runs one sweep of thread leases now, on the calling thread, which gives back what it ends as
+     * it would a handle's (the sweeper's thread only queues it); for tests.
+     */
     public void sweepLeasesForTests() {
         TestSeams.checkInstallable(Boolean.TRUE);
         if (leases == null) {
             throw new IllegalStateException("pool '" + name + "' has no thread leases");
         }
-        leases.sweep();
+        leases.sweep(attacher.state());
+    }
+
+    /**
+     * Drops the calling thread's attach state, as a pool thread that clears its thread-locals
+     * between tasks loses it; the thread must not be attached. For tests.
+     */
+    public void forgetThreadForTests() {
+        TestSeams.checkInstallable(Boolean.TRUE);
+        attacher.forgetThread();
     }
 
     /** {@return the leases not ended on the current object of {@code key}}, 0 if it has none; for tests */
@@ -493,6 +505,7 @@ public final class PoolCore<K, V> implements PoolState {
             releases.applyAll(s); // also releases whose flag is still in flight
             if (leases != null) {
                 leases.revokeAll(s); // the closed flag is up: no lease is made from here on
+                releases.applyAll(s); // what a sweep under way ended, queued before revokeAll returned
             }
             endOfLife.disposeAllAtClose(s);
             leaks.reportOpenAtClose(slots);
