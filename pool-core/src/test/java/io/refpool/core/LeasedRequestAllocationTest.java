@@ -41,7 +41,8 @@ class LeasedRequestAllocationTest {
         });
         double call = AllocationMeter.bytesPerOp(200_000, () -> pool.call(keys[next[0]++ & 63], r -> r));
         for (String key : keys) {
-            assertEquals(1, pool.core().leasesOnForTests(key), () -> key + " is leased: the requests borrowed");
+            assertEquals(
+                    1, pool.core().leasesForTests().leasesOn(key), () -> key + " is leased: the requests borrowed");
         }
         assertTrue(acquire < 1.0, () -> "a leased attach, acquire and close allocated " + acquire + " bytes");
         assertTrue(call < 1.0, () -> "a leased pool.call allocated " + call + " bytes");

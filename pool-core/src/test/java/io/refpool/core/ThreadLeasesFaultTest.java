@@ -83,7 +83,7 @@ class ThreadLeasesFaultTest {
     @Test
     void aThrowingDisposerStillDisposesEachLeasedObjectOnce() {
         RefPool<Key, Object> pool = builder(true).build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         Key a = new Key("a");
         Key b = new Key("b");
         Key c = new Key("c");
@@ -103,7 +103,7 @@ class ThreadLeasesFaultTest {
     @Test
     void aKeyThatThrowsWhileItsLeaseIsLookedUpChangesNothing() {
         RefPool<Key, Object> pool = builder(false).build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         Key k = new Key("k");
         Object leased = request(pool, k);
         Key.failing.set(true);
@@ -115,7 +115,7 @@ class ThreadLeasesFaultTest {
         }
         assertSame(leased, request(pool, k), "the lease is intact");
         assertSame(leased, pool.call(k, object -> object));
-        assertEquals(1, pool.core().leasesOnForTests(k));
+        assertEquals(1, pool.core().leasesForTests().leasesOn(k));
         pool.close();
         assertEachDisposedOnce(1);
         assertEquals(List.of(), errors);
@@ -132,12 +132,12 @@ class ThreadLeasesFaultTest {
                 .drainThreshold(1)
                 .idle(cache -> cache.maximumSize(8))
                 .build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         Key k = new Key("k");
         Object leased = request(pool, k);
-        pool.core().sweepLeasesForTests(); // used since the lease was made: kept
-        pool.core().sweepLeasesForTests(); // unused since: its reference goes back as a pending release
-        assertEquals(0, pool.core().leasesOnForTests(k));
+        pool.core().leasesForTests().sweep(); // used since the lease was made: kept
+        pool.core().leasesForTests().sweep(); // unused since: its reference goes back as a pending release
+        assertEquals(0, pool.core().leasesForTests().leasesOn(k));
         assertTrue(refused.get() > 0, "the drainer was refused");
         pool.flush(); // applied by this thread: the object idles
         assertEquals(0, pool.stats().pendingDecrements());
@@ -161,7 +161,7 @@ class ThreadLeasesFaultTest {
                     throw new IllegalStateException("the disposer failed");
                 })
                 .build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         Key k = new Key("k");
         request(pool, k);
         assertTrue(pool.invalidate(k));

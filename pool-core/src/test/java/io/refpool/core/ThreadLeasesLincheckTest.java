@@ -33,7 +33,7 @@ public class ThreadLeasesLincheckTest {
 
     public ThreadLeasesLincheckTest() {
         pool.core().unwatchDrainsForTests();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
     }
 
     /** A request: attach, acquire (a borrow once the thread leases), use, close, detach. */
@@ -78,7 +78,7 @@ public class ThreadLeasesLincheckTest {
 
     @Operation
     public void sweep() {
-        pool.core().sweepLeasesForTests();
+        pool.core().leasesForTests().sweep();
     }
 
     @Validate

@@ -37,7 +37,7 @@ class ThreadLeasesStressTest {
                 .idle(cache -> cache.maximumSize(4))
                 .threadLeases(Duration.ofMillis(5))
                 .drainDelay(Duration.ofMillis(1)));
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         ConcurrentLinkedQueue<Handle<Resource>> handedOver = new ConcurrentLinkedQueue<>();
         AtomicBoolean done = new AtomicBoolean();
         CountDownLatch start = new CountDownLatch(1);

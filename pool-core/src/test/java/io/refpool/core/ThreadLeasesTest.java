@@ -39,7 +39,7 @@ class ThreadLeasesTest {
                 .attachMode(mode)
                 .threadLeases(Duration.ofHours(1)) // sweeps run by hand
                 .drainDelay(Duration.ofHours(1)));
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         return pool;
     }
 
@@ -55,12 +55,13 @@ class ThreadLeasesTest {
         for (AttachMode mode : AttachMode.values()) {
             RefPool<String, Resource> pool = leasingPool(mode);
             Resource first = request(pool, "k");
-            assertEquals(1, pool.core().leasesOnForTests("k"), mode + ": the request's reference became a lease");
+            assertEquals(
+                    1, pool.core().leasesForTests().leasesOn("k"), mode + ": the request's reference became a lease");
             assertEquals(1, pool.stats().live(), mode + ": the lease keeps it live");
             assertEquals(0, pool.stats().idle(), mode.name());
             assertSame(first, request(pool, "k"), mode.name());
             assertSame(first, pool.call("k", r -> r), mode + ": a call borrows too");
-            assertEquals(1, pool.core().leasesOnForTests("k"), mode + ": borrowed, not leased again");
+            assertEquals(1, pool.core().leasesForTests().leasesOn("k"), mode + ": borrowed, not leased again");
             assertEquals(0, first.disposals.get(), mode.name());
             pool.close();
             resources.assertAllDisposedOnceAttached();
@@ -76,10 +77,10 @@ class ThreadLeasesTest {
                 .idle(cache -> cache.maximumSize(8)));
         for (int i = 0; i < 32; i++) {
             request(pool, "k");
-            assertEquals(0, pool.core().leasesOnForTests("k"), "acquire " + (i + 1) + " leases nothing");
+            assertEquals(0, pool.core().leasesForTests().leasesOn("k"), "acquire " + (i + 1) + " leases nothing");
         }
         request(pool, "k");
-        assertEquals(1, pool.core().leasesOnForTests("k"), "the 33rd acquire leases");
+        assertEquals(1, pool.core().leasesForTests().leasesOn("k"), "the 33rd acquire leases");
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }
@@ -90,7 +91,7 @@ class ThreadLeasesTest {
         Resource old = request(pool, "k");
         assertTrue(pool.invalidate("k"));
         assertEquals(1, old.disposals.get(), "disposed by the invalidation");
-        assertEquals(0, pool.core().leasesOnForTests("k"));
+        assertEquals(0, pool.core().leasesForTests().leasesOn("k"));
         Resource fresh = request(pool, "k");
         assertNotSame(old, fresh, "the next request gets a new object");
         pool.close();
@@ -129,7 +130,7 @@ class ThreadLeasesTest {
                 })
                 .join();
         pool.flush();
-        assertEquals(1, pool.core().leasesOnForTests("k"));
+        assertEquals(1, pool.core().leasesForTests().leasesOn("k"));
         assertSame(leased, request(pool, "k"));
         assertEquals(0, leased.disposals.get());
         pool.close();
@@ -147,7 +148,7 @@ class ThreadLeasesTest {
         }
         pool.clearIdle();
         assertEquals(1, a.disposals.get(), "a's lease lent nothing: given back, a disposed");
-        assertEquals(1, pool.core().leasesOnForTests("b"), "b's lease lends the open handle");
+        assertEquals(1, pool.core().leasesForTests().leasesOn("b"), "b's lease lends the open handle");
         try (Attachment attached = pool.attach()) {
             heldB.close();
         }
@@ -163,16 +164,16 @@ class ThreadLeasesTest {
                 .threadLeases(Duration.ofHours(1))
                 .idle(cache -> cache.maximumSize(8))
                 .drainDelay(Duration.ofHours(1)));
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         Resource hot = request(pool, "hot");
         Resource cold = request(pool, "cold");
-        pool.core().sweepLeasesForTests(); // both used since: kept, marks cleared
-        assertEquals(1, pool.core().leasesOnForTests("cold"));
+        pool.core().leasesForTests().sweep(); // both used since: kept, marks cleared
+        assertEquals(1, pool.core().leasesForTests().leasesOn("cold"));
         request(pool, "hot");
-        pool.core().sweepLeasesForTests(); // cold unused since the last sweep
+        pool.core().leasesForTests().sweep(); // cold unused since the last sweep
         pool.flush(); // the sweep's give-backs are pending releases
-        assertEquals(0, pool.core().leasesOnForTests("cold"));
-        assertEquals(1, pool.core().leasesOnForTests("hot"));
+        assertEquals(0, pool.core().leasesForTests().leasesOn("cold"));
+        assertEquals(1, pool.core().leasesForTests().leasesOn("hot"));
         assertEquals(1, pool.stats().idle(), "cold went idle, into the cache");
         assertEquals(0, cold.disposals.get() + hot.disposals.get());
         pool.close();
@@ -191,13 +192,13 @@ class ThreadLeasesTest {
         Handle<Resource> leaked = worker.join();
         Resource object = leaked.get();
         worker.thread.join();
-        pool.core().sweepLeasesForTests();
+        pool.core().leasesForTests().sweep();
         pool.flush();
         assertEquals(0, object.disposals.get(), "not under the open handle");
         leaked.close(); // the lease ends with it: its reference goes back as a pending release
         pool.flush();
         assertEquals(1, object.disposals.get(), "disposed once the leaked handle closed");
-        assertEquals(0, pool.core().leasesOnForTests("k"));
+        assertEquals(0, pool.core().leasesForTests().leasesOn("k"));
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }
@@ -259,7 +260,7 @@ class ThreadLeasesTest {
         assertTrue(pool.invalidate("k"), "retires the object the requester holds");
         making.proceed();
         Resource old = requester.join();
-        assertEquals(0, pool.core().leasesOnForTests("k"));
+        assertEquals(0, pool.core().leasesForTests().leasesOn("k"));
         assertEquals(1, old.disposals.get(), "disposed when the request's handle closed");
         pool.close();
         resources.assertAllDisposedOnceAttached();
@@ -275,8 +276,9 @@ class ThreadLeasesTest {
     void aCloseWaitsForASweepUnderWayAndDisposesWhatItEnded() throws Exception {
         RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
         Resource leased = request(pool, "k");
-        pool.core().sweepLeasesForTests(); // used since it was made: kept, its mark cleared
-        Forked<Void> sweeper = unstartedRun("sweeper", () -> pool.core().sweepLeasesForTests());
+        pool.core().leasesForTests().sweep(); // used since it was made: kept, its mark cleared
+        Forked<Void> sweeper =
+                unstartedRun("sweeper", () -> pool.core().leasesForTests().sweep());
         TestReleaseHooks hooks = TestReleaseHooks.pausing(ReleaseQueueHooks.Point.QUEUE_LOCK, sweeper.thread);
         pool.core().releaseQueue().setHooks(hooks);
         sweeper.start();
@@ -302,9 +304,9 @@ class ThreadLeasesTest {
                 .attachMode(AttachMode.SHARED)
                 .threadLeases(Duration.ofHours(1))
                 .build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         WeakReference<Object> object = leasedAndForgotten(pool, "k");
-        assertEquals(1, pool.core().leasesOnForTests("k"));
+        assertEquals(1, pool.core().leasesForTests().leasesOn("k"));
         assertTrue(pool.invalidate("k")); // the lease ends, the object is disposed
         Awaitility.await("the disposed object collected")
                 .atMost(Duration.ofSeconds(30))
@@ -332,10 +334,10 @@ class ThreadLeasesTest {
         RefPool<String, Resource> pool = leasingPool(AttachMode.SHARED);
         Resource leased = request(pool, "k");
         for (int task = 0; task < 5; task++) {
-            pool.core().forgetThreadForTests();
+            pool.core().leasesForTests().forgetThread();
             assertSame(leased, request(pool, "k"));
         }
-        assertEquals(1, pool.core().leasesOnForTests("k"), "one lease, reclaimed by each new state");
+        assertEquals(1, pool.core().leasesForTests().leasesOn("k"), "one lease, reclaimed by each new state");
         assertEquals(1, pool.stats().live());
         pool.close();
         resources.assertAllDisposedOnceAttached();
@@ -355,7 +357,7 @@ class ThreadLeasesTest {
                 .drainThreshold(1)
                 .disposer(object -> disposedOn.add(Thread.currentThread().getName()))
                 .build();
-        pool.core().leaseAtOnceForTests();
+        pool.core().leasesForTests().leaseAtOnce();
         leasedAndForgotten(pool, "k");
         Awaitility.await("a sweep ended the unused lease and the object was disposed")
                 .atMost(Duration.ofSeconds(30))

@@ -112,11 +112,7 @@ public final class Calls<K, V> {
             }
             lease = leases.adopt(entry, s);
             if (lease == null) {
-                try {
-                    return apply(entry, fn);
-                } finally {
-                    handles.releaseAttached(entry, s);
-                }
+                return applyReleasing(entry, fn, s);
             }
         }
         try {
@@ -129,7 +125,12 @@ public final class Calls<K, V> {
     /** {@link #call} of a key with no live or idle object: revive, create, or wait for a creation. */
     private <T, E extends Exception> T callAcquiring(K key, PoolFunction<? super V, ? extends T, E> fn, AttachState s)
             throws E {
-        Entry<K, V> entry = acquirer.acquireEntry(key, s);
+        return applyReleasing(acquirer.acquireEntry(key, s), fn, s);
+    }
+
+    /** {@link #apply}, then the caller's reference to {@code entry} given back, attached. */
+    private <T, E extends Exception> T applyReleasing(
+            Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn, AttachState s) throws E {
         try {
             return apply(entry, fn);
         } finally {

@@ -199,43 +199,16 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /**
-     * Makes threads lease from their first acquire, not their 33rd; before any thread attaches.
+     * {@return the seams of the pool's thread leases}
      *
      * @throws IllegalStateException if the JVM runs without test seams, or the pool has no leases
      */
-    public void leaseAtOnceForTests() {
+    public LeaseSeams<K, V> leasesForTests() {
         TestSeams.checkInstallable(Boolean.TRUE);
         if (leases == null) {
             throw new IllegalStateException("pool '" + name + "' has no thread leases");
         }
-        leases.leaseAtOnceForTests();
-    }
-
-    /**
-     * Runs one sweep of thread leases now, on the calling thread, which gives back what it ends as
-     * it would a handle's (the sweeper's thread only queues it); for tests.
-     */
-    public void sweepLeasesForTests() {
-        TestSeams.checkInstallable(Boolean.TRUE);
-        if (leases == null) {
-            throw new IllegalStateException("pool '" + name + "' has no thread leases");
-        }
-        leases.sweep(attacher.state());
-    }
-
-    /**
-     * Drops the calling thread's attach state, as a pool thread that clears its thread-locals
-     * between tasks loses it; the thread must not be attached. For tests.
-     */
-    public void forgetThreadForTests() {
-        TestSeams.checkInstallable(Boolean.TRUE);
-        attacher.forgetThread();
-    }
-
-    /** {@return the leases not ended on the current object of {@code key}}, 0 if it has none; for tests */
-    public int leasesOnForTests(K key) {
-        Entry<K, V> entry = slots.entry(key);
-        return entry == null ? 0 : Leases.leasesOn(entry);
+        return new LeaseSeams<>(leases, slots, attacher);
     }
 
     /** {@return the attach gate's waiters in line}: diagnostics, for a model test that waits for async steps to queue */
