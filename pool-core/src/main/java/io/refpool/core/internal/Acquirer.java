@@ -415,11 +415,16 @@ final class Acquirer<K, V> {
             return CompletableFuture.failedFuture(keyFailed);
         }
         if (entry != null && (checked ? entry.retainIfLive() > 0 : entry.retainLive(counters, null) >= 0)) {
+            pool.hook(PoolHooks.Point.ASYNC_RETAINED);
             if (!entry.isRetired()) {
                 return CompletableFuture.completedStage(entry);
             }
+            // retired meanwhile, or kept its slot when retired: the reference goes back as a handle's
+            // would (queued on a detached thread: at zero the object is disposed attached, never
+            // here), and the entry leaves the slot so the attempt looks again
+            handles.release(entry, null);
             try {
-                slots.dropRetired(entry, null); // kept its slot when retired: the attempt looks again
+                slots.vacate(entry);
             } catch (Throwable keyFailed) {
                 return CompletableFuture.failedFuture(keyFailed);
             }

@@ -49,6 +49,11 @@ public interface PoolHooks {
         /** {@code Handle.share()} found its handle open and has not yet taken the new reference. */
         SHARE_CHECKED,
         /**
+         * An {@code acquireAsync} took a reference to its key's live object at once and has not
+         * yet checked whether the object was retired meanwhile.
+         */
+        ASYNC_RETAINED,
+        /**
          * An acquire's reference is about to become its thread's new lease: room is made in the
          * thread's table, and the object not yet checked retired under its list of leases.
          */
