@@ -1061,9 +1061,15 @@ public final class RefPool<K, V> implements AutoCloseable {
          * first 32 acquires of the pool (a thread made for one request never does), up to 256
          * objects per pool. Handles from {@code acquireAsync}, from a pool with leak detection or an
          * observer ({@code recordTimings}, {@code heldTooLong}), and {@code callAsync} never borrow
-         * from a lease; {@link Handle#share()} makes an ordinary handle. Not with
-         * {@link #maxObjects}, a {@link #validator validator} or {@link #maxLifetime}: the pool
-         * refuses to build.
+         * from a lease; {@link Handle#share()} makes an ordinary handle.
+         *
+         * <p>With {@link #maxObjects}, a creation short of capacity first ends every lease that
+         * lends nothing now (an object only a lease kept live then idles or is disposed, as the
+         * bound needs), and an {@code acquireAsync} that waits in line for capacity ends every lease
+         * (one in use when its handles close); no lease is made while anyone waits in line. With a
+         * {@link #validator validator} or {@link #maxLifetime}, every lease ends at each sweep, used
+         * or not, so a leased object reaches zero (where its age is checked) and is revived,
+         * checked, at least every {@code keepUnused}.
          *
          * @param keepUnused how long a lease its thread does not use is kept, at least; positive
          * @return this builder
@@ -1440,17 +1446,6 @@ public final class RefPool<K, V> implements AutoCloseable {
         @SuppressWarnings("unchecked") // K1 and V1 narrow K and V, as the disposer's do
         private <K1, V1> RefPool<K1, V1> build(
                 ObjectFactory<? super K1, ? extends V1> factory, Disposer<? super K1, ? super V1> disposer) {
-            if (leaseSweepNanos > 0 && maxObjects != Integer.MAX_VALUE) {
-                throw new IllegalStateException("build() of a pool with threadLeases(...) and maxObjects(" + maxObjects
-                        + "): a leased object counts against the bound while no thread uses it, so a creation"
-                        + " would wait for a lease to lapse; choose one of the two");
-            }
-            if (leaseSweepNanos > 0 && (validator != null || maxLifetimeNanos > 0)) {
-                throw new IllegalStateException("build() of a pool with threadLeases(...) and "
-                        + (validator != null ? "a validator" : "maxLifetime(...)")
-                        + ": a leased object does not go idle, so no revive check would run on it while a"
-                        + " thread leases it; choose one of the two");
-            }
             return new RefPool<>(new PoolCore<>(new PoolSettings<K1, V1>(
                     factory,
                     disposer,

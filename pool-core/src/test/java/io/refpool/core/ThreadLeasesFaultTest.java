@@ -1,14 +1,18 @@
 package io.refpool.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.sync.CancellationToken;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -169,5 +173,56 @@ class ThreadLeasesFaultTest {
         pool.close();
         assertEachDisposedOnce(2);
         assertEquals(2, errors.size(), "each disposer failure reached the listener");
+    }
+
+    /**
+     * A bounded, checked pool whose disposer and validator throw: each lease the capacity line or
+     * a sweep ends still frees its permit (the disposer's failure is reported, the permit comes back),
+     * so every creation and waiter is served and nothing is left held.
+     */
+    @Test
+    void leasesEndedForCapacityFreeTheirPermitsThoughTheDisposerAndValidatorThrow() throws Exception {
+        RefPool<Key, Object> pool = builder(true)
+                .maxObjects(1)
+                .validator((key, object) -> {
+                    throw new IllegalStateException("the validator failed");
+                })
+                .build();
+        pool.core().leasesForTests().leaseAtOnce();
+        Key a = new Key("a");
+        Key b = new Key("b");
+        request(pool, a); // leased: holds the only permit
+        request(pool, b); // a's lease ends for b's creation: a's disposer throws, its permit comes back
+        Handle<Object> heldB;
+        try (Attachment attached = pool.attach()) {
+            heldB = pool.acquire(b); // borrowed from b's lease
+        }
+        CompletableFuture<Handle<Object>> waiter =
+                pool.acquireAsync(a, CancellationToken.none()).toCompletableFuture();
+        assertFalse(waiter.isDone(), "b is in use: a waits in line");
+        try (Attachment attached = pool.attach()) {
+            heldB.close(); // the line ended b's lease: disposed (the disposer throws), a created with its permit
+        }
+        Handle<Object> servedA = waiter.get(20, TimeUnit.SECONDS);
+        try (Attachment attached = pool.attach()) {
+            servedA.close();
+        }
+        pool.core().leasesForTests().sweep(); // checked pool: the sweep ends every lease
+        pool.flush();
+        Object fresh = request(pool, a); // a revives: the validator throws, a is refused and made anew
+        pool.close();
+        assertEachDisposedOnce(4);
+        assertTrue(disposals.containsKey(fresh));
+        assertTrue(
+                errors.stream()
+                        .noneMatch(e -> e.kind() == PoolError.Kind.HANDLES_OPEN_AT_CLOSE
+                                || e.kind() == PoolError.Kind.REFCOUNT_DOUBLE_RELEASE),
+                errors::toString);
+        assertEquals(
+                4,
+                errors.stream()
+                        .filter(e -> e.kind() == PoolError.Kind.DISPOSER_FAILED)
+                        .count(),
+                errors::toString);
     }
 }

@@ -368,31 +368,16 @@ class ThreadLeasesTest {
     }
 
     @Test
-    void theBuilderRefusesLeasesWithWhatTheyWouldBreak() {
-        IllegalStateException bounded = assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
-                .threadLeases(Duration.ofSeconds(1))
-                .maxObjects(4)
-                .build());
-        assertTrue(bounded.getMessage().contains("maxObjects(4)"), bounded.getMessage());
-        IllegalStateException checked = assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
-                .threadLeases(Duration.ofSeconds(1))
-                .maxLifetime(Duration.ofMinutes(1))
-                .build());
-        assertTrue(checked.getMessage().contains("maxLifetime"), checked.getMessage());
-        IllegalStateException validated =
-                assertThrows(IllegalStateException.class, () -> RefPool.builder((String k) -> k)
-                        .threadLeases(Duration.ofSeconds(1))
-                        .validator((k, v) -> true)
-                        .build());
-        assertTrue(validated.getMessage().contains("validator"), validated.getMessage());
+    void theBuilderRefusesABadPeriodAndChangesNothing() {
         RefPool.Builder<String, String> builder = RefPool.builder((String k) -> k);
         IllegalArgumentException zero =
                 assertThrows(IllegalArgumentException.class, () -> builder.threadLeases(Duration.ZERO));
         assertTrue(zero.getMessage().contains("threadLeases"), zero.getMessage());
         assertThrows(IllegalArgumentException.class, () -> builder.threadLeases(Duration.ofSeconds(-1)));
         assertThrows(NullPointerException.class, () -> builder.threadLeases(null));
-        RefPool<String, String> unchanged = builder.maxObjects(2).build(); // the refusals left no lease set
+        RefPool<String, String> unchanged = builder.build(); // the refusals left no lease set
         assertFalse(unchanged.isClosed());
+        assertThrows(IllegalStateException.class, () -> unchanged.core().leasesForTests());
         unchanged.close();
     }
 }

@@ -77,8 +77,14 @@ final class Capacity<K, V> {
         /** {@return whether an idle object the cache does not show was disposed, its permit freed} */
         boolean reclaimUncached();
 
-        /** Evicts what has expired and applies every queued release; the thread is attached. */
+        /**
+         * Evicts what has expired, ends every thread lease that lends nothing now, and applies
+         * every queued release; the thread is attached.
+         */
         void applyPending(AttachState s);
+
+        /** Ends every thread lease, one in use at its last give-back; the thread is attached. */
+        void endLeases(AttachState s);
     }
 
     /** What a waiter in line asks of its acquirer: the key's object now, and how to finish either way. */
@@ -104,6 +110,8 @@ final class Capacity<K, V> {
     private final boolean cached;
     /** Whether the pool checks revived objects: then a waiter is served a live object only. */
     private final boolean checked;
+    /** Whether threads lease objects: a waiter ends every lease once it is counted. */
+    private final boolean leased;
 
     private final int maxObjects;
     /** {@code null} when unbounded. */
@@ -121,8 +129,10 @@ final class Capacity<K, V> {
             Reclaimer reclaimer,
             boolean cached,
             boolean checked,
+            boolean leased,
             int maxObjects) {
         this.checked = checked;
+        this.leased = leased;
         this.pool = pool;
         this.counters = counters;
         this.closing = closing;
@@ -329,10 +339,15 @@ final class Capacity<K, V> {
                 }
             }
         }
-        if (cached && waiters() > 0) {
+        if ((cached || leased) && waiters() > 0) {
             // an object may have idled after this acquirer's attempt looked for idle objects and
-            // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now
+            // before it was counted, when nobody was in line to dispose it for: reclaim idle ones now;
+            // and objects only leases keep live hold permits: end the leases (none is made while
+            // anyone is in line), so each such object reaches zero and is disposed for the line
             attacher.attachAsync(CancellationToken.none(), false, attachment -> {
+                if (leased) {
+                    reclaimer.endLeases(attacher.state());
+                }
                 while (waiters() > 0 && reclaimer.reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
                 }

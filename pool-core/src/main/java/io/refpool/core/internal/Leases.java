@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Thread leases: a thread that uses an object again and again keeps one reference to it in the
@@ -21,10 +22,12 @@ import java.util.concurrent.TimeUnit;
  *   made           borrowed        {@link #borrow}, attached: {@code Lease.tryBorrow}, then the object
  *                                  is checked not retired
  *   any            ended           a revocation: {@link #revoke} (the object is retired),
- *                                  {@link #revokeUnborrowed} ({@code clearIdle}), {@link #revokeAll}
- *                                  (close), {@link #sweep} (unused since the last sweep, or its
- *                                  thread is gone), the owner making room; a lease with borrows
- *                                  open ends when the last comes back
+ *                                  {@link #revokeUnborrowed} ({@code clearIdle}, a creation short
+ *                                  of capacity), {@link #revokeAll} (close), {@link #revokeEvery}
+ *                                  (an acquirer joined the line for capacity), {@link #sweep}
+ *                                  (unused since the last sweep, or its thread is gone; every
+ *                                  lease in a pool with revive checks), the owner making room; a
+ *                                  lease with borrows open ends when the last comes back
  * </pre>
  *
  * <p>Whoever ends a lease gives its reference back: at once if that thread is attached, else as a
@@ -56,6 +59,14 @@ final class Leases<K, V> {
     private final SlotTable<K, V> slots;
     private final DeferredReleases<K, V> releases;
     private final References<K, V> references;
+    /** Whether acquirers wait in line for capacity now ({@link Capacity#waiters}): no lease is made. */
+    private final BooleanSupplier lineWaiting;
+    /**
+     * Whether the pool checks objects at zero and on revival (a validator, {@code maxLifetime}):
+     * then every sweep ends every lease, so each leased object reaches zero and is checked again.
+     */
+    private final boolean checked;
+
     private final ScheduledFuture<?> sweeps;
     /**
      * Held by a sweep for its whole pass, and by the close before it revokes: a close then finds
@@ -72,11 +83,15 @@ final class Leases<K, V> {
             SlotTable<K, V> slots,
             DeferredReleases<K, V> releases,
             References<K, V> references,
+            BooleanSupplier lineWaiting,
+            boolean checked,
             long sweepPeriodNanos) {
         this.pool = pool;
         this.slots = slots;
         this.releases = releases;
         this.references = references;
+        this.lineWaiting = lineWaiting;
+        this.checked = checked;
         this.sweeps = Sweeper.schedule(this, sweepPeriodNanos);
     }
 
@@ -126,7 +141,8 @@ final class Leases<K, V> {
 
     /**
      * Makes the calling thread's reference to {@code entry}, just acquired, the reference of a new
-     * lease with that one borrow, if the thread leases by now and its table has room.
+     * lease with that one borrow, if the thread leases by now, its table has room and nobody waits
+     * in line for capacity.
      *
      * @return the lease, whose borrow the caller gives back with {@link #giveBack}; or {@code null}:
      *     the reference stays the caller's, released as usual
@@ -140,7 +156,7 @@ final class Leases<K, V> {
             }
             table = s.leases = new Lease<?, ?>[TABLE];
         }
-        if (entry.isRetired()) {
+        if (entry.isRetired() || lineWaiting.getAsBoolean()) { // capacity is short: no object stays leased
             return null;
         }
         int at = room(table, entry.leaseHash(), s);
@@ -156,6 +172,12 @@ final class Leases<K, V> {
         pool.hook(PoolHooks.Point.LEASE_MAKING);
         if (!entry.holders().add(lease, entry, pool)) {
             return null; // retired or closed meanwhile
+        }
+        if (lineWaiting.getAsBoolean()) {
+            // an acquirer joined the line meanwhile: its revocation listed the holders before this
+            // lease, or this read sees it counted (the list's lock orders the two), so end it here,
+            // at its one borrow's give-back
+            lease.steal();
         }
         table[at] = lease;
         return lease;
@@ -225,7 +247,10 @@ final class Leases<K, V> {
         }
     }
 
-    /** {@code clearIdle()}: ends every lease that lends nothing now. @return how many */
+    /**
+     * {@code clearIdle()}, or a creation short of capacity: ends every lease that lends nothing now.
+     * @return how many
+     */
     int revokeUnborrowed(AttachState s) {
         int[] ended = new int[1];
         slots.forEachEntry(entry -> {
@@ -251,12 +276,24 @@ final class Leases<K, V> {
             sweptOut = true;
         }
         sweeps.cancel(false);
+        revokeEvery(s);
+    }
+
+    /**
+     * An acquirer joined the line for capacity: ends every lease, each with borrows open at its
+     * last give-back, so every object only leases kept live reaches zero and frees its permit for
+     * the line. No lease is made while anyone is in line ({@link #adopt}).
+     */
+    void revokeEvery(AttachState s) {
         slots.forEachEntry(entry -> revoke(entry, s));
     }
 
     /**
      * One sweep: ends each lease its thread did not use since the last sweep, or whose thread is
-     * gone (with borrows open, that thread leaked a handle: the lease ends when it is closed).
+     * gone (with borrows open, that thread leaked a handle: the lease ends when it is closed). In a
+     * pool with revive checks it ends every lease (one in use when its borrows come back): each
+     * leased object then reaches zero, where its age is checked, and the next acquire revives it,
+     * checked, before a new lease is made on it.
      *
      * @param s the state of the thread that runs it, which gives the references back as it would
      *     a handle's; {@code null} on the sweeper's thread, which only queues them
@@ -272,7 +309,7 @@ final class Leases<K, V> {
                 if (holders != null) {
                     for (Lease<?, ?> lease : holders.snapshot()) {
                         boolean gone = !lease.owner.isAlive();
-                        if (gone ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
+                        if (gone || checked ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
                             ended(lease, s);
                         }
                     }

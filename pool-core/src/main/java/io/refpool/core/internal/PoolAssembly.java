@@ -76,6 +76,7 @@ final class PoolAssembly<K, V> {
                 reclaimer(),
                 config.idle() != null,
                 revival != null,
+                config.leaseSweepNanos() > 0,
                 config.maxObjects());
         PoolTimings timings = observer == null ? null : observer.timings;
         this.slots =
@@ -99,7 +100,14 @@ final class PoolAssembly<K, V> {
         this.leaks = new LeakTracker(pool, counters, releases, config.leakDetection(), config.leakSampleInterval());
         this.leases = config.leaseSweepNanos() == 0
                 ? null
-                : new Leases<>(pool, slots, releases, this::releaseAttached, config.leaseSweepNanos());
+                : new Leases<>(
+                        pool,
+                        slots,
+                        releases,
+                        this::releaseAttached,
+                        () -> capacity.waiters() > 0,
+                        revival != null,
+                        config.leaseSweepNanos());
         this.control = new LifecycleControl<>(pool, attacher, slots, releases, endOfLife, idle, leases);
         this.runs = RunControl.of(pool, control, config);
         this.handles = new Handles<>(
@@ -160,7 +168,10 @@ final class PoolAssembly<K, V> {
         return endOfLife.disposeChecked(entry, successor);
     }
 
-    /** How a creation short of capacity frees a permit: idle objects first, then queued releases. */
+    /**
+     * How a creation short of capacity frees a permit: idle objects first, then leases that lend
+     * nothing now and queued releases; and how the line ends every lease.
+     */
     private Capacity.Reclaimer reclaimer() {
         return new Capacity.Reclaimer() {
             @Override
@@ -178,7 +189,17 @@ final class PoolAssembly<K, V> {
                 if (idle != null) {
                     idle.cleanUp();
                 }
+                if (leases != null) {
+                    leases.revokeUnborrowed(s); // attached: each object only a lease kept live reaches zero now
+                }
                 releases.applyAll(s);
+            }
+
+            @Override
+            public void endLeases(AttachState s) {
+                if (leases != null) {
+                    leases.revokeEvery(s);
+                }
             }
         };
     }
