@@ -70,6 +70,10 @@ import stormpot.Timeout;
  *   <li>{@code refpool-leased}, {@code refpool-call-leased}: the two with thread leases on
  *       ({@code threadLeases(1 s)}): a thread borrows from its own lease on each object it uses
  *       again, and writes no count another core writes.
+ *   <li>{@code refpool-bounded}, {@code refpool-leased-bounded}: {@code refpool} and {@code
+ *       refpool-leased} with {@code maxObjects(idle + 2)}, live plus idle, as commons-pool2's
+ *       bound: with {@code idle=16} the tail's creations find no permit free, and with leases each
+ *       such creation first ends the leases that lend nothing.
  *   <li>{@code stormpot}: a Stormpot pool per tenant (it has no keys), each of up to 2 objects,
  *       claimed and released through a thread-local tap. Every tenant's objects stay allocated: it
  *       has no bound across tenants.
@@ -126,10 +130,12 @@ public class RequestBenchmark {
 
     static Host host(String impl, int idle) {
         return switch (impl) {
-            case "refpool" -> new RefPoolHost(false, false, idle);
-            case "refpool-call" -> new RefPoolHost(true, false, idle);
-            case "refpool-leased" -> new RefPoolHost(false, true, idle);
-            case "refpool-call-leased" -> new RefPoolHost(true, true, idle);
+            case "refpool" -> new RefPoolHost(false, false, idle, false);
+            case "refpool-call" -> new RefPoolHost(true, false, idle, false);
+            case "refpool-leased" -> new RefPoolHost(false, true, idle, false);
+            case "refpool-call-leased" -> new RefPoolHost(true, true, idle, false);
+            case "refpool-bounded" -> new RefPoolHost(false, false, idle, true);
+            case "refpool-leased-bounded" -> new RefPoolHost(false, true, idle, true);
             case "stormpot" -> new StormpotHost(null);
             case "commons-pool2" -> new CommonsHost(idle);
             case "hand-rolled" -> new HandRolledHost();
@@ -146,6 +152,8 @@ public class RequestBenchmark {
             "refpool-call",
             "refpool-leased",
             "refpool-call-leased",
+            "refpool-bounded",
+            "refpool-leased-bounded",
             "stormpot",
             "commons-pool2",
             "hand-rolled",
@@ -229,12 +237,15 @@ public class RequestBenchmark {
         private final RefPool<String, Engine> pool;
         private final boolean closure;
 
-        RefPoolHost(boolean closure, boolean leased, int idle) {
+        RefPoolHost(boolean closure, boolean leased, int idle, boolean bounded) {
             this.closure = closure;
             RefPool.Builder<String, Engine> builder =
                     RefPool.builder(Engine::new).attachMode(AttachMode.SHARED).idle(cache -> cache.maximumSize(idle));
             if (leased) {
                 builder.threadLeases(Duration.ofSeconds(1));
+            }
+            if (bounded) {
+                builder.maxObjects(idle + 2); // as commons-pool2's maxTotal: live plus idle
             }
             this.pool = builder.build();
         }

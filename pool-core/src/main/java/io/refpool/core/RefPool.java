@@ -1066,7 +1066,9 @@ public final class RefPool<K, V> implements AutoCloseable {
          * <p>With {@link #maxObjects}, a creation short of capacity first ends every lease that
          * lends nothing now (an object only a lease kept live then idles or is disposed, as the
          * bound needs), and an {@code acquireAsync} that waits in line for capacity ends every lease
-         * (one in use when its handles close); no lease is made while anyone waits in line. With a
+         * (one in use when its handles close); either way no lease is made for the next {@code
+         * keepUnused} to twice that, so a bound below the objects the threads use runs as a pool without leases
+         * would, and no lease is made while anyone waits in line. With a
          * {@link #validator validator} or {@link #maxLifetime}, every lease ends at each sweep, used
          * or not, so a leased object reaches zero (where its age is checked) and is revived,
          * checked, at least every {@code keepUnused}.

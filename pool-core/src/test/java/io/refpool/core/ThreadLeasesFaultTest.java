@@ -79,6 +79,15 @@ class ThreadLeasesFaultTest {
         }
     }
 
+    /** Leases {@code key}'s object, and keeps it live: a handle open while a request leases it. */
+    private static void leased(RefPool<Key, Object> pool, Key key) {
+        try (Attachment attached = pool.attach()) {
+            Handle<Object> first = pool.acquire(key);
+            request(pool, key);
+            first.close();
+        }
+    }
+
     private void assertEachDisposedOnce(int objects) {
         assertEquals(objects, disposals.size(), "objects disposed");
         disposals.forEach((object, count) -> assertEquals(1, count.get(), () -> object + " disposed once"));
@@ -176,12 +185,12 @@ class ThreadLeasesFaultTest {
     }
 
     /**
-     * A bounded, checked pool whose disposer and validator throw: each lease the capacity line or
+     * A bounded pool with a validator, whose disposer throws: each lease the capacity line or
      * a sweep ends still frees its permit (the disposer's failure is reported, the permit comes back),
      * so every creation and waiter is served and nothing is left held.
      */
     @Test
-    void leasesEndedForCapacityFreeTheirPermitsThoughTheDisposerAndValidatorThrow() throws Exception {
+    void leasesEndedForCapacityFreeTheirPermitsThoughTheDisposerThrows() throws Exception {
         RefPool<Key, Object> pool = builder(true)
                 .maxObjects(1)
                 .validator((key, object) -> {
@@ -191,8 +200,10 @@ class ThreadLeasesFaultTest {
         pool.core().leasesForTests().leaseAtOnce();
         Key a = new Key("a");
         Key b = new Key("b");
-        request(pool, a); // leased: holds the only permit
-        request(pool, b); // a's lease ends for b's creation: a's disposer throws, its permit comes back
+        leased(pool, a); // holds the only permit
+        request(pool, b); // a's lease ends for b's creation (a's disposer throws, its permit comes back)
+        pool.core().leasesForTests().resumeLeasing(); // the pause that followed, ended
+        leased(pool, b); // b was disposed at zero (the disposer throws): made again, and leased
         Handle<Object> heldB;
         try (Attachment attached = pool.attach()) {
             heldB = pool.acquire(b); // borrowed from b's lease
@@ -209,9 +220,9 @@ class ThreadLeasesFaultTest {
         }
         pool.core().leasesForTests().sweep(); // checked pool: the sweep ends every lease
         pool.flush();
-        Object fresh = request(pool, a); // a revives: the validator throws, a is refused and made anew
+        Object fresh = request(pool, a); // a was disposed at zero (no idle cache): made anew
         pool.close();
-        assertEachDisposedOnce(4);
+        assertEachDisposedOnce(5);
         assertTrue(disposals.containsKey(fresh));
         assertTrue(
                 errors.stream()
@@ -219,7 +230,7 @@ class ThreadLeasesFaultTest {
                                 || e.kind() == PoolError.Kind.REFCOUNT_DOUBLE_RELEASE),
                 errors::toString);
         assertEquals(
-                4,
+                5,
                 errors.stream()
                         .filter(e -> e.kind() == PoolError.Kind.DISPOSER_FAILED)
                         .count(),

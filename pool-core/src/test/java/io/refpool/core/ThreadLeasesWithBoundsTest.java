@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,21 @@ class ThreadLeasesWithBoundsTest {
         }
     }
 
+    /**
+     * {@return the object of {@code key}, leased by this thread}: in a bounded pool the acquire that
+     * makes an object does not lease it, so a handle made first keeps it live for a second acquire,
+     * which leases it.
+     */
+    private static Resource leased(RefPool<String, Resource> pool, String key) {
+        Handle<Resource> first;
+        try (Attachment attached = pool.attach()) {
+            first = pool.acquire(key);
+        }
+        Resource resource = request(pool, key);
+        closeAttached(pool, first);
+        return resource;
+    }
+
     private static void closeAttached(RefPool<String, Resource> pool, Handle<Resource> handle) {
         try (Attachment attached = pool.attach()) {
             handle.close();
@@ -53,7 +69,7 @@ class ThreadLeasesWithBoundsTest {
     }
 
     @Test
-    void aCreationShortOfCapacityEndsLeasesThatLendNothing() {
+    void aCreationShortOfCapacityEndsLeasesThatLendNothingThenLeasingPauses() {
         for (boolean cached : new boolean[] {false, true}) {
             RefPool.Builder<String, Resource> builder = resources.builder().maxObjects(1);
             if (cached) {
@@ -64,17 +80,44 @@ class ThreadLeasesWithBoundsTest {
             assertEquals(1, pool.core().leasesForTests().leasesOn("a"), "a is leased, its permit held");
             Resource b = request(pool, "b"); // the only permit is a's: its lease ends, a is disposed
             assertEquals(1, a.disposals.get(), "cached=" + cached + ": a's lease ended for b's creation");
-            assertEquals(1, pool.core().leasesForTests().leasesOn("b"));
-            assertSame(b, request(pool, "b"));
+            assertEquals(0, pool.core().leasesForTests().leasesOn("b"), "no lease while leasing pauses");
+            if (cached) {
+                assertSame(b, request(pool, "b"), "idle in the cache, revived");
+            }
+            pool.core().leasesForTests().resumeLeasing();
+            Resource again = request(pool, "b");
+            assertEquals(1, pool.core().leasesForTests().leasesOn("b"), "leased once the pause ended");
+            assertSame(again, request(pool, "b"));
             pool.close();
         }
         resources.assertAllDisposedOnceAttached();
     }
 
     @Test
+    void theSweepAfterAPauseLetsThreadsLeaseAgain() {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .maxObjects(1)
+                .idle(cache -> cache.maximumSize(4))
+                .threadLeases(Duration.ofMillis(20))); // the real sweeper
+        pool.core().leasesForTests().leaseAtOnce();
+        request(pool, "a");
+        request(pool, "b"); // a's lease ends for b's creation: leasing pauses
+        Awaitility.await("a sweep ended the pause; b is leased again")
+                .atMost(LONG)
+                .until(() -> {
+                    request(pool, "b");
+                    return pool.core().leasesForTests().leasesOn("b") == 1;
+                });
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
     void aLeaseInUseEndsForTheLineWhenItsHandleCloses() throws Exception {
         RefPool<String, Resource> pool = leasing(resources.builder().maxObjects(1));
-        Resource a = request(pool, "a");
+        Resource a = leased(pool, "a");
         CompletableFuture<Handle<Resource>> b;
         try (Attachment attached = pool.attach()) {
             Handle<Resource> held = pool.acquire("a"); // borrowed from the lease: a is in use

@@ -28,6 +28,11 @@ public final class LeaseSeams<K, V> {
         leases.sweep(attacher.state());
     }
 
+    /** Ends a pause of leasing that capacity ran short of leases set, at once. */
+    public void resumeLeasing() {
+        leases.resumeForTests();
+    }
+
     /** {@return the leases not ended on the current object of {@code key}}, 0 if it has none */
     public int leasesOn(K key) {
         Entry<K, V> entry = slots.entry(key);

@@ -75,6 +75,12 @@ final class Leases<K, V> {
     private final Object sweeping = new Object();
     /** Set by the close under {@link #sweeping}: sweeps end no more leases. */
     private boolean sweptOut;
+    /** How long no lease is made once capacity ran short of them: one sweep period. */
+    private final long pauseNanos;
+    /** Whether capacity ran short of leases lately: no lease is made; a sweep ends it. */
+    private volatile boolean paused;
+    /** When ({@code System.nanoTime()}) the pause may end, read by the sweeps while {@link #paused}. */
+    private volatile long pausedUntil;
     /** Acquires a thread makes before its first lease; tests lower it. */
     private int acquiresBeforeLeasing = ACQUIRES_BEFORE_LEASING;
 
@@ -92,7 +98,13 @@ final class Leases<K, V> {
         this.references = references;
         this.lineWaiting = lineWaiting;
         this.checked = checked;
+        this.pauseNanos = sweepPeriodNanos;
         this.sweeps = Sweeper.schedule(this, sweepPeriodNanos);
+    }
+
+    /** Ends a pause of leasing ({@link #pause}) now; for tests. */
+    void resumeForTests() {
+        paused = false;
     }
 
     /** Makes threads lease from their first acquire on; for tests, before any thread attaches. */
@@ -156,7 +168,7 @@ final class Leases<K, V> {
             }
             table = s.leases = new Lease<?, ?>[TABLE];
         }
-        if (entry.isRetired() || lineWaiting.getAsBoolean()) { // capacity is short: no object stays leased
+        if (entry.isRetired() || lineWaiting.getAsBoolean() || pausedNow()) { // capacity is short: none leased
             return null;
         }
         int at = room(table, entry.leaseHash(), s);
@@ -181,6 +193,23 @@ final class Leases<K, V> {
         }
         table[at] = lease;
         return lease;
+    }
+
+    /** {@return whether leasing pauses now}: one volatile read; the sweep that finds it over ends it */
+    private boolean pausedNow() {
+        return paused;
+    }
+
+    /**
+     * Capacity ran short of leases: a creation needed a permit that only leases held, or an
+     * acquirer joined the line. No lease is made until the first sweep a period or more later
+     * (one to two periods), so a bound below the objects the threads use runs as a pool without
+     * leases would, instead of ending and making leases on every creation; the sweeps go on as
+     * usual.
+     */
+    private void pause() {
+        pausedUntil = System.nanoTime() + pauseNanos;
+        paused = true;
     }
 
     private static boolean isFree(Lease<?, ?> slot) {
@@ -285,7 +314,18 @@ final class Leases<K, V> {
      * the line. No lease is made while anyone is in line ({@link #adopt}).
      */
     void revokeEvery(AttachState s) {
+        pause();
         slots.forEachEntry(entry -> revoke(entry, s));
+    }
+
+    /**
+     * A creation short of capacity: ends every lease that lends nothing now ({@link
+     * #revokeUnborrowed}), and if that ended any, pauses leasing ({@link #pause}).
+     */
+    void revokeForCapacity(AttachState s) {
+        if (revokeUnborrowed(s) > 0) {
+            pause();
+        }
     }
 
     /**
@@ -303,6 +343,9 @@ final class Leases<K, V> {
             if (sweptOut || pool.isClosed()) {
                 sweeps.cancel(false);
                 return;
+            }
+            if (paused && System.nanoTime() - pausedUntil >= 0) {
+                paused = false;
             }
             slots.forEachEntry(entry -> {
                 Holders holders = entry.holdersIfAny();

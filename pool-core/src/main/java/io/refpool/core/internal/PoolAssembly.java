@@ -190,7 +190,7 @@ final class PoolAssembly<K, V> {
                     idle.cleanUp();
                 }
                 if (leases != null) {
-                    leases.revokeUnborrowed(s); // attached: each object only a lease kept live reaches zero now
+                    leases.revokeForCapacity(s); // attached: each object only a lease kept live reaches zero now
                 }
                 releases.applyAll(s);
             }
