@@ -40,6 +40,7 @@ public class ThreadLeasesBoundedLincheckTest {
 
     public ThreadLeasesBoundedLincheckTest() {
         pool.core().unwatchDrainsForTests();
+        pool.core().leasesForTests().neverPause(); // else each waiter would stop leasing for the run
         warmUpMaps();
         pool.core().leasesForTests().leaseAtOnce();
     }
@@ -158,8 +159,8 @@ public class ThreadLeasesBoundedLincheckTest {
                 .actorsPerThread(2)
                 .actorsBefore(1)
                 .actorsAfter(0)
-                .iterations(3)
-                .invocationsPerIteration(40)
+                .iterations(4)
+                .invocationsPerIteration(60)
                 .check(getClass());
     }
 }

@@ -48,9 +48,8 @@ class ThreadLeasesWithBoundsTest {
     }
 
     /**
-     * {@return the object of {@code key}, leased by this thread}: in a bounded pool the acquire that
-     * makes an object does not lease it, so a handle made first keeps it live for a second acquire,
-     * which leases it.
+     * {@return the object of {@code key}, leased by this thread, and borrowed by nothing}: a handle
+     * made first keeps the object live while a request leases it (or borrows its lease).
      */
     private static Resource leased(RefPool<String, Resource> pool, String key) {
         Handle<Resource> first;
@@ -134,7 +133,7 @@ class ThreadLeasesWithBoundsTest {
     }
 
     @Test
-    void noLeaseIsMadeWhileAnAcquirerWaitsInLine() throws Exception {
+    void aRequestWhileAnAcquirerWaitsInLineLeavesNoLease() throws Exception {
         RefPool<String, Resource> pool = leasing(resources.builder().maxObjects(1));
         Handle<Resource> held = pool.acquireAsync("a", CancellationToken.none())
                 .toCompletableFuture()
@@ -142,6 +141,7 @@ class ThreadLeasesWithBoundsTest {
         CompletableFuture<Handle<Resource>> b =
                 pool.acquireAsync("b", CancellationToken.none()).toCompletableFuture();
         assertFalse(b.isDone());
+        pool.core().leasesForTests().resumeLeasing(); // joining the line paused leasing: only the line stops it now
         Resource a = fork("requester", () -> request(pool, "a")).join();
         assertSame(held.get(), a);
         assertEquals(0, pool.core().leasesForTests().leasesOn("a"), "b waits: the request's reference went back");
@@ -200,6 +200,36 @@ class ThreadLeasesWithBoundsTest {
         Resource fresh = request(pool, "k");
         assertNotSame(first, fresh, "the revive check refused the old object");
         assertEquals(1, first.disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * The sweeper ends a lease of a thread that stays attached and only queues the release; the
+     * thread acquires the object again before that release is applied. It must not lease the object
+     * anew (the count would never reach zero, and no check would run): the object is due a check,
+     * and the revive after the thread detaches runs the validator.
+     */
+    @Test
+    void aThreadThatStaysAttachedDoesNotReleaseAnObjectDueACheck() {
+        AtomicBoolean valid = new AtomicBoolean(true);
+        RefPool<String, Resource> pool = leasing(
+                resources.builder().idle(cache -> cache.maximumSize(4)).validator((key, resource) -> valid.get()));
+        Resource first;
+        try (Attachment attached = pool.attach()) {
+            first = request(pool, "k"); // leased
+            valid.set(false);
+            pool.core().leasesForTests().sweepAsSweeper(); // the lease ends, its release queued
+            try (Handle<Resource> again = pool.acquire("k")) { // no attach: the release stays queued
+                assertSame(first, again.get(), "live: retained, not checked");
+            }
+            assertEquals(0, pool.core().leasesForTests().leasesOn("k"), "due a check: not leased again");
+        } // the queued release is applied: zero, idle
+        Resource fresh = request(pool, "k");
+        assertNotSame(first, fresh, "revived, checked, refused");
+        assertEquals(1, first.disposals.get());
+        valid.set(true);
+        assertSame(fresh, request(pool, "k"));
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }

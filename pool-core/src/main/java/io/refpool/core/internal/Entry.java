@@ -322,6 +322,17 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         return witness == null ? made : witness;
     }
 
+    /**
+     * The object passed a revive check: a lease may be made on it again, if a sweep of a checked
+     * pool had ended its leases ({@link Leases.Holders#checkDue}).
+     */
+    void checkedAgain() {
+        Leases.Holders holders = holdersIfAny();
+        if (holders != null) {
+            holders.checked();
+        }
+    }
+
     /** {@return the leases on this object, or {@code null} if no thread ever leased it} */
     Leases.Holders holdersIfAny() {
         return (Leases.Holders) HOLDERS.getVolatile(this);

@@ -28,6 +28,16 @@ public final class LeaseSeams<K, V> {
         leases.sweep(attacher.state());
     }
 
+    /** Capacity running short no longer pauses leasing; before any thread attaches. */
+    public void neverPause() {
+        leases.neverPauseForTests();
+    }
+
+    /** Runs one sweep now as the sweeper's thread does: what it ends is only queued. */
+    public void sweepAsSweeper() {
+        leases.sweep(null);
+    }
+
     /** Ends a pause of leasing that capacity ran short of leases set, at once. */
     public void resumeLeasing() {
         leases.resumeForTests();

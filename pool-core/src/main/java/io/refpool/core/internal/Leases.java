@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -77,10 +78,14 @@ final class Leases<K, V> {
     private boolean sweptOut;
     /** How long no lease is made once capacity ran short of them: one sweep period. */
     private final long pauseNanos;
-    /** Whether capacity ran short of leases lately: no lease is made; a sweep ends it. */
-    private volatile boolean paused;
-    /** When ({@code System.nanoTime()}) the pause may end, read by the sweeps while {@link #paused}. */
-    private volatile long pausedUntil;
+    /**
+     * When ({@code System.nanoTime()}, never 0) the pause of leasing that capacity running short
+     * set may end, or 0: no pause. Set by {@link #pause}, read by each leasing acquire, cleared by
+     * the first sweep after that time, with a compare-and-set, so a pause set meanwhile stays.
+     */
+    private final AtomicLong pausedUntil = new AtomicLong();
+    /** Whether capacity running short pauses leasing; a model test turns it off. */
+    private boolean pauses = true;
     /** Acquires a thread makes before its first lease; tests lower it. */
     private int acquiresBeforeLeasing = ACQUIRES_BEFORE_LEASING;
 
@@ -104,7 +109,12 @@ final class Leases<K, V> {
 
     /** Ends a pause of leasing ({@link #pause}) now; for tests. */
     void resumeForTests() {
-        paused = false;
+        pausedUntil.set(0);
+    }
+
+    /** Capacity running short no longer pauses leasing; for tests, before any thread attaches. */
+    void neverPauseForTests() {
+        pauses = false;
     }
 
     /** Makes threads lease from their first acquire on; for tests, before any thread attaches. */
@@ -197,7 +207,7 @@ final class Leases<K, V> {
 
     /** {@return whether leasing pauses now}: one volatile read; the sweep that finds it over ends it */
     private boolean pausedNow() {
-        return paused;
+        return pausedUntil.get() != 0;
     }
 
     /**
@@ -208,8 +218,10 @@ final class Leases<K, V> {
      * usual.
      */
     private void pause() {
-        pausedUntil = System.nanoTime() + pauseNanos;
-        paused = true;
+        if (pauses) {
+            long until = System.nanoTime() + pauseNanos;
+            pausedUntil.set(until == 0 ? 1 : until);
+        }
     }
 
     private static boolean isFree(Lease<?, ?> slot) {
@@ -333,7 +345,7 @@ final class Leases<K, V> {
      * gone (with borrows open, that thread leaked a handle: the lease ends when it is closed). In a
      * pool with revive checks it ends every lease (one in use when its borrows come back): each
      * leased object then reaches zero, where its age is checked, and the next acquire revives it,
-     * checked, before a new lease is made on it.
+     * checked, before a new lease is made on it ({@link Holders#checkDue}).
      *
      * @param s the state of the thread that runs it, which gives the references back as it would
      *     a handle's; {@code null} on the sweeper's thread, which only queues them
@@ -344,13 +356,18 @@ final class Leases<K, V> {
                 sweeps.cancel(false);
                 return;
             }
-            if (paused && System.nanoTime() - pausedUntil >= 0) {
-                paused = false;
+            long until = pausedUntil.get();
+            if (until != 0 && System.nanoTime() - until >= 0) {
+                pausedUntil.compareAndSet(until, 0); // not a pause set since
             }
             slots.forEachEntry(entry -> {
                 Holders holders = entry.holdersIfAny();
                 if (holders != null) {
-                    for (Lease<?, ?> lease : holders.snapshot()) {
+                    Lease<?, ?>[] listed = holders.snapshot();
+                    if (checked && listed.length > 0) {
+                        holders.checkDue(); // before the ends: no lease is made again unchecked
+                    }
+                    for (Lease<?, ?> lease : listed) {
                         boolean gone = !lease.owner.isAlive();
                         if (gone || checked ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
                             ended(lease, s);
@@ -391,10 +408,17 @@ final class Leases<K, V> {
     static final class Holders {
         private Lease<?, ?>[] all = new Lease<?, ?>[2];
         private int size;
+        /**
+         * Set by a sweep of a checked pool that ends the object's leases, cleared when the object
+         * next passes a revive check ({@link Entry#checkedAgain}): meanwhile no lease is made on it,
+         * so a thread that stays attached and acquires the object again before the sweep's queued
+         * release is applied cannot keep it from zero, and from its checks, with a new lease.
+         */
+        private boolean checkDue;
 
-        /** {@return whether {@code lease} was listed}: not if the object is retired or the pool closed */
+        /** {@return whether {@code lease} was listed}: not if the object is retired, due a check, or the pool closed */
         synchronized boolean add(Lease<?, ?> lease, Entry<?, ?> entry, PoolState pool) {
-            if (entry.isRetired() || pool.isClosed()) {
+            if (checkDue || entry.isRetired() || pool.isClosed()) {
                 return false;
             }
             if (size == all.length) {
@@ -402,6 +426,14 @@ final class Leases<K, V> {
             }
             all[size++] = lease;
             return true;
+        }
+
+        synchronized void checkDue() {
+            checkDue = true;
+        }
+
+        synchronized void checked() {
+            checkDue = false;
         }
 
         synchronized void remove(Lease<?, ?> lease) {

@@ -257,6 +257,7 @@ final class SlotTable<K, V> {
                 permit.close();
             }
             if (!entry.isRetired()) {
+                entry.checkedAgain(); // a thread may lease it again
                 capacity.published(entry); // live again: the key's waiters in line share it
             }
             return entry;
