@@ -79,7 +79,7 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
     private static final VarHandle VERDICT =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "verdict", Creation.class);
     private static final VarHandle HOLDERS =
-            FieldHandles.find(MethodHandles.lookup(), Entry.class, "holders", Leases.Holders.class);
+            FieldHandles.find(MethodHandles.lookup(), Entry.class, "holders", LeaseHolders.class);
     private static final VarHandle SECTION =
             FieldHandles.find(MethodHandles.lookup(), Entry.class, "section", Section.class);
 
@@ -107,7 +107,7 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
 
     /** The threads' leases on this object ({@link Leases}), made by the first; {@code null} until then. */
     @SuppressWarnings("unused") // accessed through HOLDERS
-    private volatile Leases.Holders holders;
+    private volatile LeaseHolders holders;
 
     /** The object's exclusive section, created by its first use; {@code null} until then. */
     @SuppressWarnings("unused") // accessed through SECTION
@@ -312,30 +312,30 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
     }
 
     /** {@return the leases on this object}, their list made on first use */
-    Leases.Holders holders() {
-        Leases.Holders existing = (Leases.Holders) HOLDERS.getAcquire(this);
+    LeaseHolders holders() {
+        LeaseHolders existing = (LeaseHolders) HOLDERS.getAcquire(this);
         if (existing != null) {
             return existing;
         }
-        Leases.Holders made = new Leases.Holders();
-        Leases.Holders witness = (Leases.Holders) HOLDERS.compareAndExchange(this, null, made);
+        LeaseHolders made = new LeaseHolders();
+        LeaseHolders witness = (LeaseHolders) HOLDERS.compareAndExchange(this, null, made);
         return witness == null ? made : witness;
     }
 
     /**
      * The object passed a revive check: a lease may be made on it again, if a sweep of a checked
-     * pool had ended its leases ({@link Leases.Holders#checkDue}).
+     * pool had ended its leases ({@link LeaseHolders#checkDue}).
      */
     void checkedAgain() {
-        Leases.Holders holders = holdersIfAny();
+        LeaseHolders holders = holdersIfAny();
         if (holders != null) {
             holders.checked();
         }
     }
 
     /** {@return the leases on this object, or {@code null} if no thread ever leased it} */
-    Leases.Holders holdersIfAny() {
-        return (Leases.Holders) HOLDERS.getVolatile(this);
+    LeaseHolders holdersIfAny() {
+        return (LeaseHolders) HOLDERS.getVolatile(this);
     }
 
     /** {@return this object's section, or {@code null} if nobody has used it yet} */

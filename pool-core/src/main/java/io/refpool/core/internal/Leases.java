@@ -1,10 +1,6 @@
 package io.refpool.core.internal;
 
-import java.lang.ref.WeakReference;
-import java.util.Arrays;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
@@ -33,7 +29,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Whoever ends a lease gives its reference back: at once if that thread is attached, else as a
  * pending release, as a handle closed off the attachment. An object's leases are listed on it
- * ({@link Holders}), written only when a lease is made or ends. A lease is made under the list's
+ * ({@link LeaseHolders}), written only when a lease is made or ends. A lease is made under the list's
  * lock and only if the object is not retired and the pool not closed; a retirement (or the close)
  * sets its flag first and then takes the lock to revoke, so no lease is made that it misses.
  *
@@ -104,7 +100,7 @@ final class Leases<K, V> {
         this.lineWaiting = lineWaiting;
         this.checked = checked;
         this.pauseNanos = sweepPeriodNanos;
-        this.sweeps = Sweeper.schedule(this, sweepPeriodNanos);
+        this.sweeps = LeaseSweeper.schedule(this, sweepPeriodNanos);
     }
 
     /** Ends a pause of leasing ({@link #pause}) now; for tests. */
@@ -235,7 +231,7 @@ final class Leases<K, V> {
      */
     @SuppressWarnings("unchecked")
     private Lease<K, V> reclaim(Entry<K, V> entry, AttachState s) {
-        Holders holders = entry.holdersIfAny();
+        LeaseHolders holders = entry.holdersIfAny();
         Lease<K, V> kept = holders == null ? null : (Lease<K, V>) holders.ownedBy(s.thread);
         if (kept == null || !kept.tryBorrow()) {
             return null;
@@ -277,7 +273,7 @@ final class Leases<K, V> {
 
     /** Revokes every lease on {@code entry}, which the caller just retired; {@code s} attached. */
     void revoke(Entry<K, V> entry, AttachState s) {
-        Holders holders = entry.holdersIfAny();
+        LeaseHolders holders = entry.holdersIfAny();
         if (holders == null) {
             return;
         }
@@ -295,7 +291,7 @@ final class Leases<K, V> {
     int revokeUnborrowed(AttachState s) {
         int[] ended = new int[1];
         slots.forEachEntry(entry -> {
-            Holders holders = entry.holdersIfAny();
+            LeaseHolders holders = entry.holdersIfAny();
             if (holders != null) {
                 for (Lease<?, ?> lease : holders.snapshot()) {
                     if (lease.stealIfUnborrowed()) {
@@ -345,7 +341,7 @@ final class Leases<K, V> {
      * gone (with borrows open, that thread leaked a handle: the lease ends when it is closed). In a
      * pool with revive checks it ends every lease (one in use when its borrows come back): each
      * leased object then reaches zero, where its age is checked, and the next acquire revives it,
-     * checked, before a new lease is made on it ({@link Holders#checkDue}).
+     * checked, before a new lease is made on it ({@link LeaseHolders#checkDue}).
      *
      * @param s the state of the thread that runs it, which gives the references back as it would
      *     a handle's; {@code null} on the sweeper's thread, which only queues them
@@ -361,7 +357,7 @@ final class Leases<K, V> {
                 pausedUntil.compareAndSet(until, 0); // not a pause set since
             }
             slots.forEachEntry(entry -> {
-                Holders holders = entry.holdersIfAny();
+                LeaseHolders holders = entry.holdersIfAny();
                 if (holders != null) {
                     Lease<?, ?>[] listed = holders.snapshot();
                     if (checked && listed.length > 0) {
@@ -400,112 +396,16 @@ final class Leases<K, V> {
 
     /** {@return the leases not ended on {@code entry}}; for tests */
     static int leasesOn(Entry<?, ?> entry) {
-        Holders holders = entry.holdersIfAny();
+        LeaseHolders holders = entry.holdersIfAny();
         return holders == null ? 0 : holders.snapshot().length;
     }
 
-    /** The leases on one object: added when made, removed when ended, read in full to revoke. */
-    static final class Holders {
-        private Lease<?, ?>[] all = new Lease<?, ?>[2];
-        private int size;
-        /**
-         * Set by a sweep of a checked pool that ends the object's leases, cleared when the object
-         * next passes a revive check ({@link Entry#checkedAgain}): meanwhile no lease is made on it,
-         * so a thread that stays attached and acquires the object again before the sweep's queued
-         * release is applied cannot keep it from zero, and from its checks, with a new lease.
-         */
-        private boolean checkDue;
-
-        /** {@return whether {@code lease} was listed}: not if the object is retired, due a check, or the pool closed */
-        synchronized boolean add(Lease<?, ?> lease, Entry<?, ?> entry, PoolState pool) {
-            if (checkDue || entry.isRetired() || pool.isClosed()) {
-                return false;
-            }
-            if (size == all.length) {
-                all = Arrays.copyOf(all, size * 2);
-            }
-            all[size++] = lease;
-            return true;
-        }
-
-        synchronized void checkDue() {
-            checkDue = true;
-        }
-
-        synchronized void checked() {
-            checkDue = false;
-        }
-
-        synchronized void remove(Lease<?, ?> lease) {
-            for (int i = 0; i < size; i++) {
-                if (all[i] == lease) {
-                    all[i] = all[--size];
-                    all[size] = null;
-                    return;
-                }
-            }
-        }
-
-        synchronized Lease<?, ?>[] snapshot() {
-            return Arrays.copyOf(all, size);
-        }
-
-        /** {@return a lease of {@code thread}'s listed here}, or {@code null} */
-        synchronized Lease<?, ?> ownedBy(Thread thread) {
-            for (int i = 0; i < size; i++) {
-                if (all[i].owner == thread) {
-                    return all[i];
-                }
-            }
-            return null;
-        }
-    }
-
-    /**
-     * The sweeps of every pool with leases: one daemon thread, started by the first such pool, that
-     * retires once no pool has a sweep queued. A pool collected without a close stops its own.
-     */
-    private static final class Sweeper implements Runnable {
-        private static final ScheduledThreadPoolExecutor EXECUTOR = PeriodicThreads.daemon("refpool-lease-sweeper", 10);
-
-        private final WeakReference<Leases<?, ?>> leases;
-        private volatile ScheduledFuture<?> self;
-
-        private Sweeper(Leases<?, ?> leases) {
-            this.leases = new WeakReference<>(leases);
-        }
-
-        static ScheduledFuture<?> schedule(Leases<?, ?> leases, long periodNanos) {
-            Sweeper sweeper = new Sweeper(leases);
-            ScheduledFuture<?> future =
-                    EXECUTOR.scheduleWithFixedDelay(sweeper, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
-            sweeper.self = future;
-            return future;
-        }
-
-        @Override
-        public void run() {
-            Leases<?, ?> live = leases.get();
-            if (live == null) {
-                ScheduledFuture<?> future = self;
-                if (future != null) {
-                    future.cancel(false);
-                }
-                return;
-            }
-            try {
-                live.sweep(null);
-            } catch (Throwable t) { // a periodic task that throws is never run again: report, go on
-                try {
-                    live.pool.report(
-                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
-                            null,
-                            "a sweep of thread leases failed; the next runs as planned",
-                            t);
-                } catch (Throwable ignored) {
-                    // the listener failed too: nothing else to tell
-                }
-            }
-        }
+    /** A sweep on the sweeper's thread threw: reported, and the next sweep runs as planned. */
+    void sweepFailed(Throwable t) {
+        pool.report(
+                io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                null,
+                "a sweep of thread leases failed; the next runs as planned",
+                t);
     }
 }
