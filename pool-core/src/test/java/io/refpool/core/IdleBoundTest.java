@@ -4,6 +4,7 @@ import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.internal.PoolHooks.Point;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -209,6 +211,91 @@ class IdleBoundTest {
         ticker.addAndGet(Duration.ofMinutes(2).toNanos()); // its entry expires; no maintenance has run
         laterPut.proceed();
         return later.join(); // its put found the object's own entry expired: reported, the entry kept
+    }
+
+    /**
+     * A put that leaves the cache over its bound while another thread runs the cache's maintenance
+     * (which holds the cache's lock) hands its round to that thread and returns without waiting for
+     * the lock; that thread brings the cache within its bound before its own put returns. (Here
+     * that thread's put would also see the cache over its bound after its maintenance; a runner
+     * with no put of its own to finish is {@code CacheMaintenanceTest}'s.)
+     */
+    @Test
+    void aPutOverTheSizeBoundDuringAnotherThreadsMaintenanceHandsItOverAndReturns() throws Exception {
+        putOverTheBoundDuringAnotherThreadsMaintenance(cache -> cache.maximumSize(1));
+    }
+
+    private void putOverTheBoundDuringAnotherThreadsMaintenance(Consumer<Caffeine<Object, Object>> bound)
+            throws Exception {
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .idle(bound));
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        pool.attached(() -> {
+            pool.acquire("a").close(); // the cache holds a
+            return null;
+        });
+        TestKit.Forked<Void> evicting = TestKit.unstartedRun(
+                "evicting",
+                () -> pool.attached(() -> {
+                    pool.acquire("b").close(); // over the bound: its put's maintenance evicts one
+                    return null;
+                }));
+        TestPoolHooks.Pause inMaintenance = hooks.pause(Point.EVICTION_QUEUED, evicting.thread);
+        evicting.start();
+        inMaintenance.awaitArrival(); // inside the cache's maintenance, under its lock
+
+        TestKit.Forked<Void> putting = TestKit.unstartedRun(
+                "putting",
+                () -> pool.attached(() -> {
+                    pool.acquire(keyApartFrom("a", "b")).close();
+                    return null;
+                }));
+        TestPoolHooks.Pause afterPut = hooks.pause(Point.AFTER_IDLE_PUT, putting.thread);
+        putting.start();
+        afterPut.awaitArrival(); // the put returned while the lock is held
+        assertTrue(pool.core().control().cachedCountAsItIs() > 1, "the put left the cache over its bound");
+
+        TestPoolHooks.Pause evictingPutReturned = hooks.pause(Point.AFTER_IDLE_PUT, evicting.thread);
+        inMaintenance.proceed();
+        evictingPutReturned.awaitArrival(); // ran the round it was handed, after its own maintenance
+        assertEquals(
+                1,
+                pool.core().control().cachedCountAsItIs(),
+                "within the bound once both puts returned, before either thread touched the cache again");
+        evictingPutReturned.proceed();
+        afterPut.proceed();
+        evicting.join();
+        putting.join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * {@return a key whose bin in a hash table of 16 or more differs from those of {@code taken}}: the
+     * cache's listener runs inside the evicted key's bin lock, which a put to the same bin would wait
+     * for
+     */
+    private static String keyApartFrom(String... taken) {
+        for (int i = 0; ; i++) {
+            String key = "c" + i;
+            boolean apart = true;
+            for (String other : taken) {
+                apart &= bin(key) != bin(other);
+            }
+            if (apart) {
+                return key;
+            }
+        }
+    }
+
+    /** The low bits of the bin {@link java.util.concurrent.ConcurrentHashMap} puts a key in. */
+    private static int bin(String key) {
+        int h = key.hashCode();
+        return (h ^ (h >>> 16)) & 15;
     }
 
     @Test

@@ -36,7 +36,8 @@ import java.util.function.Predicate;
  * objects and objects revived since it took them; its size bound counts both, so at most that many
  * objects are idle in it, and fewer while revived ones hold places. A put that leaves the cache over
  * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
- * wait for more activity, which revives and idles do not make): once every put has returned, the
+ * wait for more activity, which revives and idles do not make), or hands it to the thread running
+ * it ({@link CacheMaintenance}): once every put and the maintenance under way have returned, the
  * cache is within its bound, and the evictions are queued for the next attach or the drainer.
  * Expiry runs from the cache's last put of the object: an object used since is put again when its
  * entry expires, so an idle object is disposed between one and two expiry periods after it last
@@ -73,6 +74,8 @@ final class IdleTier<K, V> {
     private final Cache<K, V> cache;
     /** The cache's size or weight bound, or {@code null} if it has none. */
     private final Policy.Eviction<K, V> bound;
+    /** Runs the maintenance a put over the bound asks for, one thread at a time. */
+    private final CacheMaintenance maintenance = new CacheMaintenance(this::cleanUp);
 
     IdleTier(
             PoolState pool,
@@ -87,8 +90,9 @@ final class IdleTier<K, V> {
         configurer.accept(builder);
         try {
             // maintenance on the writing thread: the eviction listener only queues, and a pool
-            // thread woken per write costs an unpark on every miss
-            builder.executor(Runnable::run);
+            // thread woken per write costs an unpark on every miss; as the runner of
+            // CacheMaintenance, so a put over the bound hands its request to it instead of waiting
+            builder.executor(maintenance::execute);
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own executor
         }
@@ -170,8 +174,9 @@ final class IdleTier<K, V> {
         } else if (bound != null && overBound()) {
             // Caffeine evicts in its maintenance, which a put runs only if no other thread is in it,
             // and then waits for more cache activity: the lazy tier makes none while objects are
-            // revived and idled, so the put that leaves the cache over its bound runs it now
-            cleanUp();
+            // revived and idled, so the put that leaves the cache over its bound runs it now, or
+            // hands it to the thread running it
+            maintenance.request();
         }
         return true;
     }

@@ -1,0 +1,138 @@
+package io.refpool.core.internal;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Who runs the idle cache's maintenance when a put leaves the cache over its bound, so that no put
+ * waits for another thread's maintenance.
+ *
+ * <pre>{@code
+ * CacheMaintenance maintenance = new CacheMaintenance(cache::cleanUp);
+ * Caffeine.newBuilder().executor(maintenance::execute);  // the cache's own maintenance, as a runner
+ * // after a put that left the cache over its bound:
+ * maintenance.request();
+ * }</pre>
+ *
+ * <p>The cache runs its maintenance under one lock, and its {@code cleanUp()} waits for that lock.
+ * Two threads churning the cache both leave it over its bound (each put's own maintenance only
+ * tries the lock) and would then park on it in turn, which costs more than the maintenance itself.
+ * Here one thread at a time is the runner; a put that finds a runner hands its request over and
+ * returns, and the runner runs one more round, which starts after that put's write.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <pre>
+ *   state      set by                                    means
+ *   IDLE       the runner, by CAS from RUNNING, or      no runner
+ *              after its last round
+ *   RUNNING    a request or the cache's task, by CAS     a runner is in a round
+ *              from IDLE; the runner before a round
+ *   AGAIN      a request, by CAS from RUNNING            the runner owes one more round
+ *   LAST       the runner after its handoff rounds       its last round: requests run their own
+ * </pre>
+ *
+ * <p>A request that sees {@code AGAIN} returns too: the runner has not taken that flag yet (it would
+ * have moved the state on), so the round it owes starts after the request's read. Once the state
+ * is other than {@code IDLE}, only the runner changes it, except the one step {@code RUNNING} to
+ * {@code AGAIN}: so every handed-over request is answered by a round, and a runner stops after
+ * {@code HANDOFF_ROUNDS} rounds however long the others keep writing (in {@code LAST} a request
+ * runs a round itself, and may wait for the lock). So once every put and every maintenance task
+ * has returned, a round has run after every write that asked for one.
+ */
+final class CacheMaintenance {
+    static final int IDLE = 0;
+    static final int RUNNING = 1;
+    static final int AGAIN = 2;
+    static final int LAST = 3;
+
+    /** The rounds one runner runs, its first included, before it lets requests run their own. */
+    static final int HANDOFF_ROUNDS = 4;
+
+    private final int handoffRounds;
+
+    private final AtomicInteger state = new AtomicInteger(IDLE);
+    /** One maintenance round; reports its own failures and never throws. */
+    private final Runnable round;
+
+    CacheMaintenance(Runnable round) {
+        this(round, HANDOFF_ROUNDS);
+    }
+
+    CacheMaintenance(Runnable round, int handoffRounds) {
+        if (handoffRounds < 1) {
+            throw new IllegalArgumentException("handoffRounds must be at least 1, not " + handoffRounds);
+        }
+        this.round = round;
+        this.handoffRounds = handoffRounds;
+    }
+
+    /** Runs a round that starts after the calling thread's writes: now, or by the runner before it returns. */
+    void request() {
+        for (; ; ) {
+            switch (state.get()) {
+                case IDLE:
+                    if (state.compareAndSet(IDLE, RUNNING)) {
+                        runRounds(round);
+                        return;
+                    }
+                    break;
+                case RUNNING:
+                    if (state.compareAndSet(RUNNING, AGAIN)) {
+                        return;
+                    }
+                    break;
+                case AGAIN:
+                    return;
+                default: // LAST: the runner takes no more requests
+                    round.run();
+                    return;
+            }
+        }
+    }
+
+    /** The cache's executor: its maintenance task runs as the runner's first round if there is none. */
+    void execute(Runnable task) {
+        if (state.get() == IDLE && state.compareAndSet(IDLE, RUNNING)) {
+            runRounds(task);
+        } else {
+            task.run();
+        }
+    }
+
+    /** {@return the state, for tests} */
+    int state() {
+        return state.get();
+    }
+
+    /** Runs {@code first}, then one round per turn of requests handed over meanwhile. */
+    private void runRounds(Runnable first) {
+        RuntimeException failed = null;
+        boolean settled = false;
+        try {
+            try {
+                first.run();
+            } catch (RuntimeException e) { // the cache's task: the requests handed over still get their round
+                failed = e;
+            }
+            for (int rounds = 1; !state.compareAndSet(RUNNING, IDLE); rounds++) { // AGAIN: a request came
+                if (rounds < handoffRounds) {
+                    state.set(RUNNING);
+                    round.run();
+                } else {
+                    state.set(LAST);
+                    round.run();
+                    state.set(IDLE);
+                    break;
+                }
+            }
+            settled = true;
+        } finally {
+            if (!settled) {
+                state.set(IDLE); // an error: the state is this runner's to give back
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.refpool.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.refpool.testkit.TestKit;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who runs the idle cache's maintenance ({@link CacheMaintenance}), each step forced: a request that
+ * finds a runner hands its round over and returns at once, the runner runs that round before it
+ * returns, and a runner past its handoff rounds takes no more, so a request in its last round runs
+ * its own.
+ */
+class CacheMaintenanceTest {
+    /** A round that holds the runner's thread until the test lets it go, and counts by thread. */
+    private static final class HeldRounds implements Runnable {
+        final List<Thread> ranOn = new CopyOnWriteArrayList<>();
+        final Semaphore arrived = new Semaphore(0);
+        final Semaphore go = new Semaphore(0);
+        volatile Thread held;
+
+        @Override
+        public void run() {
+            ranOn.add(Thread.currentThread());
+            if (Thread.currentThread() == held) {
+                arrived.release();
+                go.acquireUninterruptibly();
+            }
+        }
+
+        void awaitArrival() throws InterruptedException {
+            if (!arrived.tryAcquire(TestKit.BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("the runner did not start its round");
+            }
+        }
+
+        long on(Thread thread) {
+            return ranOn.stream().filter(t -> t == thread).count();
+        }
+    }
+
+    @Test
+    void aRequestThatFindsARunnerHandsItsRoundOverAndTheRunnerRunsItBeforeReturning() throws Exception {
+        HeldRounds rounds = new HeldRounds();
+        CacheMaintenance maintenance = new CacheMaintenance(rounds);
+        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
+        rounds.held = runner.thread;
+        runner.start();
+        rounds.awaitArrival(); // the runner is in its first round
+
+        maintenance.request(); // returns while the runner is held: handed over
+        assertEquals(0, rounds.on(Thread.currentThread()), "the request ran no round of its own");
+        assertEquals(CacheMaintenance.AGAIN, maintenance.state());
+
+        rounds.go.release();
+        rounds.awaitArrival(); // the round it owes, started after the request
+        assertEquals(2, rounds.on(runner.thread));
+        rounds.go.release();
+        runner.join();
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void theCachesOwnTaskIsTheRunnerWhenNoneIsRunning() throws Exception {
+        HeldRounds rounds = new HeldRounds();
+        CacheMaintenance maintenance = new CacheMaintenance(rounds);
+        HeldRounds task = new HeldRounds();
+        TestKit.Forked<Void> writer = TestKit.unstartedRun("writer", () -> maintenance.execute(task));
+        task.held = writer.thread;
+        rounds.held = writer.thread;
+        writer.start();
+        task.awaitArrival(); // the cache's task holds its lock
+
+        maintenance.request(); // a put over the bound meanwhile
+        assertEquals(0, rounds.on(Thread.currentThread()), "the put did not wait for the task's lock");
+
+        task.go.release();
+        rounds.awaitArrival(); // the writer runs the put's round after its task
+        rounds.go.release();
+        writer.join();
+        assertEquals(1, rounds.on(writer.thread));
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void aRunnerPastItsHandoffRoundsLetsARequestRunItsOwn() throws Exception {
+        HeldRounds rounds = new HeldRounds();
+        CacheMaintenance maintenance = new CacheMaintenance(rounds, 2);
+        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
+        rounds.held = runner.thread;
+        runner.start();
+        for (int handedOver = 0; handedOver < 2; handedOver++) {
+            rounds.awaitArrival();
+            maintenance.request();
+            rounds.go.release();
+        }
+        rounds.awaitArrival(); // the runner's last round: it owed one more after its two
+        assertEquals(CacheMaintenance.LAST, maintenance.state());
+
+        maintenance.request(); // takes no turn from the runner: runs its own round
+        assertEquals(1, rounds.on(Thread.currentThread()));
+
+        rounds.go.release();
+        runner.join();
+        assertEquals(3, rounds.on(runner.thread));
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void aFailingTaskStillRunsTheRoundsHandedOverAndLeavesNoRunner() throws Exception {
+        HeldRounds rounds = new HeldRounds();
+        CacheMaintenance maintenance = new CacheMaintenance(rounds);
+        Semaphore taskArrived = new Semaphore(0);
+        Semaphore taskGo = new Semaphore(0);
+        TestKit.Forked<Void> writer = TestKit.unstartedRun(
+                "writer",
+                () -> maintenance.execute(() -> {
+                    taskArrived.release();
+                    taskGo.acquireUninterruptibly();
+                    throw new IllegalStateException("the cache's task failed");
+                }));
+        writer.start();
+        taskArrived.acquire();
+        maintenance.request(); // handed over to the writer's task
+
+        taskGo.release();
+        IllegalStateException failed = assertThrows(IllegalStateException.class, writer::join);
+        assertEquals("the cache's task failed", failed.getMessage());
+        assertEquals(1, rounds.on(writer.thread), "the round handed over ran though the task failed");
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void refusesAHandoffOfNoRounds() {
+        IllegalArgumentException refused =
+                assertThrows(IllegalArgumentException.class, () -> new CacheMaintenance(() -> {}, 0));
+        assertEquals("handoffRounds must be at least 1, not 0", refused.getMessage());
+    }
+}
