@@ -12,7 +12,9 @@ import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -223,6 +225,63 @@ class IdleBoundTest {
     @Test
     void aPutOverTheSizeBoundDuringAnotherThreadsMaintenanceHandsItOverAndReturns() throws Exception {
         putOverTheBoundDuringAnotherThreadsMaintenance(cache -> cache.maximumSize(1));
+    }
+
+    /**
+     * With a weight bound the put cannot see that it left the cache over its bound: the cache's
+     * weighted size counts only the writes its maintenance has taken in, and another thread's
+     * maintenance, under way, will not take this one in. So every put asks for a round; here the
+     * other thread's maintenance is the cache's own {@code cleanUp()}, held where it reads the clock.
+     */
+    @Test
+    void aPutUnderAWeightBoundDuringAnotherThreadsMaintenanceLeavesTheCacheWithinItsBound() throws Exception {
+        AtomicLong now = new AtomicLong();
+        AtomicReference<Thread> holdOnRead = new AtomicReference<>();
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch read = new CountDownLatch(1);
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .ticker(() -> {
+                    if (holdOnRead.compareAndSet(Thread.currentThread(), null)) {
+                        reading.countDown(); // inside the cache's maintenance, under its lock
+                        TestKeyedPoolFixtures.awaitLatch(read);
+                    }
+                    return now.get();
+                })
+                .idle(cache ->
+                        cache.maximumWeight(2).weigher((key, value) -> 1).expireAfterWrite(Duration.ofHours(1))));
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        pool.attached(() -> {
+            pool.acquire("a").close();
+            pool.acquire("b").close(); // the cache at its bound, every write taken in
+            return null;
+        });
+        TestKit.Forked<Long> maintaining =
+                TestKit.unstarted("maintaining", () -> pool.core().control().cachedCount());
+        holdOnRead.set(maintaining.thread);
+        maintaining.start();
+        assertTrue(reading.await(TestKit.BOUND.toSeconds(), TimeUnit.SECONDS), "the maintenance did not start");
+
+        TestKit.Forked<Void> putting = TestKit.unstartedRun(
+                "putting",
+                () -> pool.attached(() -> {
+                    pool.acquire("c").close(); // the weighted size it reads still says 2 of 2
+                    return null;
+                }));
+        TestPoolHooks.Pause afterPut = hooks.pause(Point.AFTER_IDLE_PUT, putting.thread);
+        putting.start();
+        TestKit.awaitParked(putting.thread); // its put returned (held after it), or it waits for the lock
+        read.countDown();
+        maintaining.join();
+        afterPut.awaitArrival();
+        assertEquals(2, pool.core().control().cachedCountAsItIs(), "within the bound once both have returned");
+        afterPut.proceed();
+        putting.join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
     }
 
     private void putOverTheBoundDuringAnotherThreadsMaintenance(Consumer<Caffeine<Object, Object>> bound)

@@ -38,7 +38,9 @@ import java.util.function.Predicate;
  * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
  * wait for more activity, which revives and idles do not make), or hands it to the thread running
  * it ({@link CacheMaintenance}): once every put and the maintenance under way have returned, the
- * cache is within its bound, and the evictions are queued for the next attach or the drainer.
+ * cache is within its bound, and the evictions are queued for the next attach or the drainer. Under
+ * a weight bound every put asks, as the cache's weighted size counts only the writes its maintenance
+ * has taken in.
  * Expiry runs from the cache's last put of the object: an object used since is put again when its
  * entry expires, so an idle object is disposed between one and two expiry periods after it last
  * went idle.
@@ -171,11 +173,13 @@ final class IdleTier<K, V> {
         }
         if (entry.count() < 0) {
             remove(entry); // reclaimed for capacity while its put was under way: no disposed object stays cached
-        } else if (bound != null && overBound()) {
+        } else if (bound != null && (bound.isWeighted() || cache.estimatedSize() > bound.getMaximum())) {
             // Caffeine evicts in its maintenance, which a put runs only if no other thread is in it,
             // and then waits for more cache activity: the lazy tier makes none while objects are
             // revived and idled, so the put that leaves the cache over its bound runs it now, or
-            // hands it to the thread running it
+            // hands it to the thread running it. A weighted size counts only the writes the
+            // maintenance has taken in, so a put whose own maintenance did not run cannot tell
+            // whether it left the cache over its bound: with a weight bound, every put asks.
             maintenance.request();
         }
         return true;
@@ -212,14 +216,6 @@ final class IdleTier<K, V> {
     private boolean isStale(V value) {
         Entry<K, V> other = slots.byIdentity(value);
         return other == null || other.count() < 0 || other.isRetired();
-    }
-
-    private boolean overBound() {
-        long maximum = bound.getMaximum();
-        if (bound.isWeighted()) {
-            return bound.weightedSize().orElse(0) > maximum;
-        }
-        return cache.estimatedSize() > maximum;
     }
 
     /** Takes {@code entry}'s object out of the cache if it is there (EXPLICIT: not disposed by it). */
