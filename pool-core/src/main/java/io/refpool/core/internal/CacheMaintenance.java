@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -9,22 +10,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>{@code
  * CacheMaintenance maintenance = new CacheMaintenance(cache::cleanUp);
  * Caffeine.newBuilder().executor(maintenance::execute);  // the cache's own maintenance, as a runner
- * // after a put that left the cache over its bound:
- * maintenance.request();
+ * int[] put = CacheMaintenance.beginPut();
+ * try {
+ *     cache.asMap().putIfAbsent(key, value);
+ * } finally {
+ *     CacheMaintenance.endPut(put);
+ * }
+ * maintenance.request();  // if the put left the cache over its bound
  * }</pre>
  *
  * <p>The cache runs its maintenance under one lock, and its {@code cleanUp()} waits for that lock.
  * Two threads churning the cache both leave it over its bound (each put's own maintenance only
  * tries the lock) and would then park on it in turn, which costs more than the maintenance itself.
- * Here one thread at a time is the runner; a put that finds a runner hands its request over and
- * returns, and the runner runs one more round, which starts after that put's write.
+ * Here one thread at a time is the runner: a put's request, or the cache's maintenance task run by
+ * a put that took the lock; a put that finds a runner hands its request over and returns, and the
+ * runner runs one more round, which starts after that put's write.
  *
  * <h2>Implementation notes</h2>
  *
  * <pre>
  *   state      set by                                    means
  *   IDLE       the runner, by CAS from RUNNING, or      no runner
- *              after its last round
+ *              after its last round (or a round threw)
  *   RUNNING    a request or the cache's task, by CAS     a runner is in a round
  *              from IDLE; the runner before a round
  *   AGAIN      a request, by CAS from RUNNING            the runner owes one more round
@@ -35,9 +42,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * have moved the state on), so the round it owes starts after the request's read. Once the state
  * is other than {@code IDLE}, only the runner changes it, except the one step {@code RUNNING} to
  * {@code AGAIN}: so every handed-over request is answered by a round, and a runner stops after
- * {@code HANDOFF_ROUNDS} rounds however long the others keep writing (in {@code LAST} a request
- * runs a round itself, and may wait for the lock). So once every put and every maintenance task
- * has returned, a round has run after every write that asked for one.
+ * {@code HANDOFF_ROUNDS} rounds and a last one, however long the others keep writing (in
+ * {@code LAST} a request runs a round itself, and may wait for the lock, as it may in the moments
+ * around a runner's start and end and while a thread that is not a runner holds the lock). Every runner is a thread inside a put, so once
+ * every put has returned, a round has run after every write that asked for one.
  */
 final class CacheMaintenance {
     static final int IDLE = 0;
@@ -49,6 +57,9 @@ final class CacheMaintenance {
     static final int HANDOFF_ROUNDS = 4;
 
     private final int handoffRounds;
+
+    /** Per thread: how many puts of an idle cache it is inside (one, unless a listener puts again). */
+    private static final ThreadLocal<int[]> PUTS = ThreadLocal.withInitial(() -> new int[1]);
 
     private final AtomicInteger state = new AtomicInteger(IDLE);
     /** One maintenance round; reports its own failures and never throws. */
@@ -90,9 +101,36 @@ final class CacheMaintenance {
         }
     }
 
-    /** The cache's executor: its maintenance task runs as the runner's first round if there is none. */
+    /**
+     * Marks the calling thread as inside a put of the cache until {@link #endPut}, the only place
+     * where the cache's own task becomes the runner.
+     *
+     * @return the mark, to hand to {@link #endPut}
+     */
+    static int[] beginPut() {
+        int[] puts = PUTS.get();
+        puts[0]++;
+        return puts;
+    }
+
+    /** Ends the mark of {@link #beginPut}. */
+    static void endPut(int[] puts) {
+        puts[0]--;
+    }
+
+    /**
+     * The cache's executor: everything runs inline, on the calling thread. The cache's maintenance
+     * task, submitted by a put that took the cache's lock, runs as the runner's first round if
+     * there is none. Anything else runs as it is: a removal notice (a configurer's listener),
+     * which the cache may send from inside its maintenance, where a round would re-enter it; and a
+     * task the cache's scheduler delayed, on a thread shared by the whole JVM, which must not take
+     * rounds over.
+     */
     void execute(Runnable task) {
-        if (state.get() == IDLE && state.compareAndSet(IDLE, RUNNING)) {
+        if (task instanceof ForkJoinTask
+                && PUTS.get()[0] > 0
+                && state.get() == IDLE
+                && state.compareAndSet(IDLE, RUNNING)) {
             runRounds(task);
         } else {
             task.run();
@@ -104,14 +142,18 @@ final class CacheMaintenance {
         return state.get();
     }
 
-    /** Runs {@code first}, then one round per turn of requests handed over meanwhile. */
+    /**
+     * Runs {@code first}, then one round per turn of requests handed over meanwhile. A failure of
+     * the cache's task is rethrown after those rounds, so no request handed over is left without
+     * one.
+     */
     private void runRounds(Runnable first) {
-        RuntimeException failed = null;
+        Throwable failed = null;
         boolean settled = false;
         try {
             try {
                 first.run();
-            } catch (RuntimeException e) { // the cache's task: the requests handed over still get their round
+            } catch (Throwable e) {
                 failed = e;
             }
             for (int rounds = 1; !state.compareAndSet(RUNNING, IDLE); rounds++) { // AGAIN: a request came
@@ -128,11 +170,14 @@ final class CacheMaintenance {
             settled = true;
         } finally {
             if (!settled) {
-                state.set(IDLE); // an error: the state is this runner's to give back
+                state.set(IDLE); // a round threw, which it does not: the state is this runner's to give back
             }
         }
-        if (failed != null) {
-            throw failed;
+        if (failed instanceof RuntimeException) {
+            throw (RuntimeException) failed;
+        }
+        if (failed instanceof Error) {
+            throw (Error) failed;
         }
     }
 }

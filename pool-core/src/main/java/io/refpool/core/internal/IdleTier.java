@@ -37,8 +37,7 @@ import java.util.function.Predicate;
  * objects are idle in it, and fewer while revived ones hold places. A put that leaves the cache over
  * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
  * wait for more activity, which revives and idles do not make), or hands it to the thread running
- * it ({@link CacheMaintenance}): once every put and the maintenance under way have returned, the
- * cache is within its bound, and the evictions are queued for the next attach or the drainer. Under
+ * it ({@link CacheMaintenance}): once every put has returned, the cache is within its bound, and the evictions are queued for the next attach or the drainer. Under
  * a weight bound every put asks, as the cache's weighted size counts only the writes its maintenance
  * has taken in.
  * Expiry runs from the cache's last put of the object: an object used since is put again when its
@@ -92,8 +91,8 @@ final class IdleTier<K, V> {
         configurer.accept(builder);
         try {
             // maintenance on the writing thread: the eviction listener only queues, and a pool
-            // thread woken per write costs an unpark on every miss; as the runner of
-            // CacheMaintenance, so a put over the bound hands its request to it instead of waiting
+            // thread woken per write costs an unpark on every miss; a put's maintenance task as the
+            // runner of CacheMaintenance, so another put over the bound hands its request to it
             builder.executor(maintenance::execute);
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own executor
@@ -201,6 +200,15 @@ final class IdleTier<K, V> {
      * that removal and then sees the key as it is.
      */
     private void insert(Entry<K, V> entry) {
+        int[] put = CacheMaintenance.beginPut(); // the cache's maintenance this write runs may be the runner
+        try {
+            insertNow(entry);
+        } finally {
+            CacheMaintenance.endPut(put);
+        }
+    }
+
+    private void insertNow(Entry<K, V> entry) {
         Map<K, V> map = cache.asMap();
         if (map.putIfAbsent(entry.key, entry.value) == null) {
             return; // the key was free: the common case, without the key's lock

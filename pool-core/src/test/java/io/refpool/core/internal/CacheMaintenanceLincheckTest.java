@@ -48,10 +48,12 @@ public class CacheMaintenanceLincheckTest {
             maintenance.request();
         }
 
-        /** The cache's own maintenance task, run by its executor after a write (a put's or a read's). */
+        private final Runnable task = new CacheTasks.Task(round);
+
+        /** The cache's own maintenance task, run by its executor inside a put that took the cache's lock. */
         @Operation
         public void cacheTask() {
-            maintenance.execute(round);
+            CacheTasks.executeInPut(maintenance, task);
         }
 
         /** The validation (on each model class: Lincheck would see one here twice). */

@@ -1,6 +1,8 @@
 package io.refpool.core.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.refpool.testkit.TestKit;
@@ -70,7 +72,8 @@ class CacheMaintenanceTest {
         HeldRounds rounds = new HeldRounds();
         CacheMaintenance maintenance = new CacheMaintenance(rounds);
         HeldRounds task = new HeldRounds();
-        TestKit.Forked<Void> writer = TestKit.unstartedRun("writer", () -> maintenance.execute(task));
+        TestKit.Forked<Void> writer =
+                TestKit.unstartedRun("writer", () -> CacheTasks.executeInPut(maintenance, new CacheTasks.Task(task)));
         task.held = writer.thread;
         rounds.held = writer.thread;
         writer.start();
@@ -113,25 +116,65 @@ class CacheMaintenanceTest {
 
     @Test
     void aFailingTaskStillRunsTheRoundsHandedOverAndLeavesNoRunner() throws Exception {
+        aTaskThatThrowsStillRunsTheRoundsHandedOver(new IllegalStateException("the cache's task failed"));
+        aTaskThatThrowsStillRunsTheRoundsHandedOver(new AssertionError("the cache's task failed"));
+    }
+
+    private void aTaskThatThrowsStillRunsTheRoundsHandedOver(Throwable failure) throws Exception {
         HeldRounds rounds = new HeldRounds();
         CacheMaintenance maintenance = new CacheMaintenance(rounds);
         Semaphore taskArrived = new Semaphore(0);
         Semaphore taskGo = new Semaphore(0);
         TestKit.Forked<Void> writer = TestKit.unstartedRun(
                 "writer",
-                () -> maintenance.execute(() -> {
+                () -> CacheTasks.executeInPut(maintenance, new CacheTasks.Task(() -> {
                     taskArrived.release();
                     taskGo.acquireUninterruptibly();
-                    throw new IllegalStateException("the cache's task failed");
-                }));
+                    if (failure instanceof Error) {
+                        throw (Error) failure;
+                    }
+                    throw (RuntimeException) failure;
+                })));
         writer.start();
         taskArrived.acquire();
         maintenance.request(); // handed over to the writer's task
 
         taskGo.release();
-        IllegalStateException failed = assertThrows(IllegalStateException.class, writer::join);
-        assertEquals("the cache's task failed", failed.getMessage());
+        assertSame(failure, writer.joinFailure());
         assertEquals(1, rounds.on(writer.thread), "the round handed over ran though the task failed");
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void aTaskOfTheCachesRunsInlineWhileARunnerRuns() throws Exception {
+        HeldRounds rounds = new HeldRounds();
+        CacheMaintenance maintenance = new CacheMaintenance(rounds);
+        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
+        rounds.held = runner.thread;
+        runner.start();
+        rounds.awaitArrival();
+
+        List<Thread> ranOn = new CopyOnWriteArrayList<>();
+        CacheTasks.executeInPut(maintenance, new CacheTasks.Task(() -> ranOn.add(Thread.currentThread())));
+        assertEquals(List.of(Thread.currentThread()), ranOn, "run at once, on the writing thread");
+        assertEquals(CacheMaintenance.RUNNING, maintenance.state(), "the runner's state untouched");
+
+        rounds.go.release();
+        runner.join();
+        assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    @Test
+    void onlyThePutsMaintenanceTaskBecomesTheRunner() {
+        CacheMaintenance maintenance = new CacheMaintenance(() -> {});
+        int[] states = new int[3];
+        // a removal notice (a configurer's listener), which the cache may send from inside its maintenance
+        CacheTasks.executeInPut(maintenance, () -> states[0] = maintenance.state());
+        // the cache's task delayed by its scheduler, run on the scheduler's thread, outside any put
+        maintenance.execute(new CacheTasks.Task(() -> states[1] = maintenance.state()));
+        // the task a put that took the cache's lock submits
+        CacheTasks.executeInPut(maintenance, new CacheTasks.Task(() -> states[2] = maintenance.state()));
+        assertArrayEquals(new int[] {CacheMaintenance.IDLE, CacheMaintenance.IDLE, CacheMaintenance.RUNNING}, states);
         assertEquals(CacheMaintenance.IDLE, maintenance.state());
     }
 
