@@ -44,8 +44,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code AGAIN}: so every handed-over request is answered by a round, and a runner stops after
  * {@code HANDOFF_ROUNDS} rounds and a last one, however long the others keep writing (in
  * {@code LAST} a request runs a round itself, and may wait for the lock, as it may in the moments
- * around a runner's start and end and while a thread that is not a runner holds the lock). Every runner is a thread inside a put, so once
- * every put has returned, a round has run after every write that asked for one.
+ * around a runner's start and end and while a thread that is not a runner holds the lock). Every
+ * runner is a thread inside a put, so once every put has returned, a round has run after every
+ * write that asked for one.
  */
 final class CacheMaintenance {
     static final int IDLE = 0;

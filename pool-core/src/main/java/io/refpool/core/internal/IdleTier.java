@@ -37,9 +37,9 @@ import java.util.function.Predicate;
  * objects are idle in it, and fewer while revived ones hold places. A put that leaves the cache over
  * its bound runs the cache's maintenance itself (a put only tries to, and the cache would otherwise
  * wait for more activity, which revives and idles do not make), or hands it to the thread running
- * it ({@link CacheMaintenance}): once every put has returned, the cache is within its bound, and the evictions are queued for the next attach or the drainer. Under
- * a weight bound every put asks, as the cache's weighted size counts only the writes its maintenance
- * has taken in.
+ * it ({@link CacheMaintenance}): once every put has returned, the cache is within its bound, and
+ * the evictions are queued for the next attach or the drainer. Under a weight bound every put asks,
+ * as the cache's weighted size counts only the writes its maintenance has taken in.
  * Expiry runs from the cache's last put of the object: an object used since is put again when its
  * entry expires, so an idle object is disposed between one and two expiry periods after it last
  * went idle.
