@@ -4,7 +4,6 @@ import static io.refpool.testkit.TestKit.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import io.refpool.core.TestResources.Resource;
 import io.refpool.core.internal.PoolHooks.Point;
@@ -15,7 +14,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -224,7 +222,51 @@ class IdleBoundTest {
      */
     @Test
     void aPutOverTheSizeBoundDuringAnotherThreadsMaintenanceHandsItOverAndReturns() throws Exception {
-        putOverTheBoundDuringAnotherThreadsMaintenance(cache -> cache.maximumSize(1));
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .idle(cache -> cache.maximumSize(1)));
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        pool.attached(() -> {
+            pool.acquire("a").close(); // the cache holds a
+            return null;
+        });
+        TestKit.Forked<Void> evicting = TestKit.unstartedRun(
+                "evicting",
+                () -> pool.attached(() -> {
+                    pool.acquire("b").close(); // over the bound: its put's maintenance evicts one
+                    return null;
+                }));
+        TestPoolHooks.Pause inMaintenance = hooks.pause(Point.EVICTION_QUEUED, evicting.thread);
+        evicting.start();
+        inMaintenance.awaitArrival(); // inside the cache's maintenance, under its lock
+
+        TestKit.Forked<Void> putting = TestKit.unstartedRun(
+                "putting",
+                () -> pool.attached(() -> {
+                    pool.acquire(keyApartFrom("a", "b")).close();
+                    return null;
+                }));
+        TestPoolHooks.Pause afterPut = hooks.pause(Point.AFTER_IDLE_PUT, putting.thread);
+        putting.start();
+        afterPut.awaitArrival(); // the put returned while the lock is held
+        assertTrue(pool.core().control().cachedCountAsItIs() > 1, "the put left the cache over its bound");
+
+        TestPoolHooks.Pause evictingPutReturned = hooks.pause(Point.AFTER_IDLE_PUT, evicting.thread);
+        inMaintenance.proceed();
+        evictingPutReturned.awaitArrival(); // ran the round it was handed, after its own maintenance
+        assertEquals(
+                1,
+                pool.core().control().cachedCountAsItIs(),
+                "within the bound once both puts returned, before either thread touched the cache again");
+        evictingPutReturned.proceed();
+        afterPut.proceed();
+        evicting.join();
+        putting.join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
     }
 
     /**
@@ -279,55 +321,6 @@ class IdleBoundTest {
         afterPut.awaitArrival();
         assertEquals(2, pool.core().control().cachedCountAsItIs(), "within the bound once both have returned");
         afterPut.proceed();
-        putting.join();
-        pool.close();
-        resources.assertAllDisposedOnceAttached();
-    }
-
-    private void putOverTheBoundDuringAnotherThreadsMaintenance(Consumer<Caffeine<Object, Object>> bound)
-            throws Exception {
-        RefPool<String, Resource> pool = resources.build(resources
-                .builder()
-                .attachMode(AttachMode.SHARED)
-                .drainDelay(Duration.ofHours(1))
-                .idle(bound));
-        TestPoolHooks hooks = new TestPoolHooks();
-        pool.core().setHooks(hooks);
-        pool.attached(() -> {
-            pool.acquire("a").close(); // the cache holds a
-            return null;
-        });
-        TestKit.Forked<Void> evicting = TestKit.unstartedRun(
-                "evicting",
-                () -> pool.attached(() -> {
-                    pool.acquire("b").close(); // over the bound: its put's maintenance evicts one
-                    return null;
-                }));
-        TestPoolHooks.Pause inMaintenance = hooks.pause(Point.EVICTION_QUEUED, evicting.thread);
-        evicting.start();
-        inMaintenance.awaitArrival(); // inside the cache's maintenance, under its lock
-
-        TestKit.Forked<Void> putting = TestKit.unstartedRun(
-                "putting",
-                () -> pool.attached(() -> {
-                    pool.acquire(keyApartFrom("a", "b")).close();
-                    return null;
-                }));
-        TestPoolHooks.Pause afterPut = hooks.pause(Point.AFTER_IDLE_PUT, putting.thread);
-        putting.start();
-        afterPut.awaitArrival(); // the put returned while the lock is held
-        assertTrue(pool.core().control().cachedCountAsItIs() > 1, "the put left the cache over its bound");
-
-        TestPoolHooks.Pause evictingPutReturned = hooks.pause(Point.AFTER_IDLE_PUT, evicting.thread);
-        inMaintenance.proceed();
-        evictingPutReturned.awaitArrival(); // ran the round it was handed, after its own maintenance
-        assertEquals(
-                1,
-                pool.core().control().cachedCountAsItIs(),
-                "within the bound once both puts returned, before either thread touched the cache again");
-        evictingPutReturned.proceed();
-        afterPut.proceed();
-        evicting.join();
         putting.join();
         pool.close();
         resources.assertAllDisposedOnceAttached();

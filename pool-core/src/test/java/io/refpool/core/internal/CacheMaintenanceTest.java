@@ -46,14 +46,21 @@ class CacheMaintenanceTest {
         }
     }
 
+    /** {@return a thread whose request made it the runner, held in its first round} */
+    private static TestKit.Forked<Void> runnerHeldInItsFirstRound(CacheMaintenance maintenance, HeldRounds rounds)
+            throws InterruptedException {
+        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
+        rounds.held = runner.thread;
+        runner.start();
+        rounds.awaitArrival();
+        return runner;
+    }
+
     @Test
     void aRequestThatFindsARunnerHandsItsRoundOverAndTheRunnerRunsItBeforeReturning() throws Exception {
         HeldRounds rounds = new HeldRounds();
         CacheMaintenance maintenance = new CacheMaintenance(rounds);
-        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
-        rounds.held = runner.thread;
-        runner.start();
-        rounds.awaitArrival(); // the runner is in its first round
+        TestKit.Forked<Void> runner = runnerHeldInItsFirstRound(maintenance, rounds);
 
         maintenance.request(); // returns while the runner is held: handed over
         assertEquals(0, rounds.on(Thread.currentThread()), "the request ran no round of its own");
@@ -94,15 +101,13 @@ class CacheMaintenanceTest {
     void aRunnerPastItsHandoffRoundsLetsARequestRunItsOwn() throws Exception {
         HeldRounds rounds = new HeldRounds();
         CacheMaintenance maintenance = new CacheMaintenance(rounds, 2);
-        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
-        rounds.held = runner.thread;
-        runner.start();
+        TestKit.Forked<Void> runner = runnerHeldInItsFirstRound(maintenance, rounds);
         for (int handedOver = 0; handedOver < 2; handedOver++) {
-            rounds.awaitArrival();
             maintenance.request();
             rounds.go.release();
+            rounds.awaitArrival();
         }
-        rounds.awaitArrival(); // the runner's last round: it owed one more after its two
+        // the runner's last round: it owed one more after its two
         assertEquals(CacheMaintenance.LAST, maintenance.state());
 
         maintenance.request(); // takes no turn from the runner: runs its own round
@@ -149,10 +154,7 @@ class CacheMaintenanceTest {
     void aTaskOfTheCachesRunsInlineWhileARunnerRuns() throws Exception {
         HeldRounds rounds = new HeldRounds();
         CacheMaintenance maintenance = new CacheMaintenance(rounds);
-        TestKit.Forked<Void> runner = TestKit.unstartedRun("runner", maintenance::request);
-        rounds.held = runner.thread;
-        runner.start();
-        rounds.awaitArrival();
+        TestKit.Forked<Void> runner = runnerHeldInItsFirstRound(maintenance, rounds);
 
         List<Thread> ranOn = new CopyOnWriteArrayList<>();
         CacheTasks.executeInPut(maintenance, new CacheTasks.Task(() -> ranOn.add(Thread.currentThread())));
