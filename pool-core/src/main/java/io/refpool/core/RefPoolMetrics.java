@@ -12,12 +12,13 @@ import io.refpool.core.internal.PoolReadings;
 import io.refpool.core.internal.PoolTimings;
 import io.refpool.core.internal.PoolTimings.Timing;
 import java.util.ArrayList;
-import java.util.Collection;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
@@ -71,8 +72,11 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>A registry keeps one meter per name and tags, so two pools of one name cannot share a
  * registry: {@link #bindTo} refuses, with {@link IllegalStateException}, a registry that holds a
- * meter of this name and tags that another binding registered (without the check the registry
- * would hand back the other pool's meter, and this pool would go unreported). To replace a pool by
+ * meter of this name and tags, as its filters map them, that another binding registered (without
+ * the check the registry would hand back the other pool's meter, and this pool would go unreported,
+ * or its durations would mix with the other pool's). The refused binding registers nothing.
+ * A filter that drops the {@code pool} tag makes every pool's meters one: give each its own
+ * registry, or keep the tag. To replace a pool by
  * a new one of the same name, {@linkplain #close() close} the old pool's {@code RefPoolMetrics}
  * first: that removes its meters from every registry it was bound to.
  *
@@ -140,15 +144,16 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         if (bindings.containsKey(registry)) {
             return;
         }
-        List<Meter> meters = new ArrayList<>();
+        Registration registration = new Registration(registry);
+        PoolTimings.Recorder recorder;
         try {
-            registerAll(registry, meters);
+            registerAll(registration);
+            recorder = timings == null ? null : bindTimers(registration);
         } catch (RuntimeException | Error e) {
-            meters.forEach(registry::remove);
+            registration.meters.forEach(registry::remove);
             throw e;
         }
-        PoolTimings.Recorder recorder = timings == null ? null : bindTimers(registry, meters);
-        bindings.put(registry, new Binding(meters, recorder));
+        bindings.put(registry, new Binding(registration.meters, recorder));
     }
 
     /**
@@ -168,145 +173,147 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         bindings.clear();
     }
 
-    private void registerAll(MeterRegistry registry, List<Meter> meters) {
+    private void registerAll(Registration registration) {
         gauge(
-                meters,
-                registry,
+                registration,
                 "refpool.objects",
                 "objects with a reference",
                 PoolReadings::liveNow,
                 Tags.of("state", "live"));
         gauge(
-                meters,
-                registry,
+                registration,
                 "refpool.objects",
                 "objects at count 0, not yet disposed",
                 PoolReadings::idleNow,
                 Tags.of("state", "idle"));
         gauge(
-                meters,
-                registry,
+                registration,
                 "refpool.pending.releases",
                 "releases enqueued and not yet applied",
                 PoolReadings::pendingNow,
                 Tags.empty());
         gauge(
-                meters,
-                registry,
+                registration,
                 "refpool.capacity.waiters",
                 "acquires in line for capacity",
                 PoolReadings::capacityWaitersNow,
                 Tags.empty());
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.creations",
                 "objects the factory created",
                 PoolReadings::creations,
                 Tags.empty());
         for (DisposalCause cause : DisposalCause.values()) {
             counter(
-                    meters,
-                    registry,
+                    registration,
                     "refpool.disposals",
                     "objects disposed",
                     c -> c.disposals(cause),
                     Tags.of("cause", cause.name()));
         }
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.idle.hits",
                 "acquires served by an idle object",
                 PoolReadings::idleHits,
                 Tags.empty());
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.drains",
                 "batches of deferred releases applied",
                 PoolReadings::drains,
                 Tags.empty());
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.leaks",
                 "handles found unreachable while open",
                 PoolReadings::leaks,
                 Tags.empty());
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.timeouts",
                 "waits the pool ended with a timeout",
                 PoolReadings::timeouts,
                 Tags.empty());
         counter(
-                meters,
-                registry,
+                registration,
                 "refpool.held.too.long",
                 "handles and calls reported open past the held-too-long threshold",
                 PoolReadings::heldTooLong,
                 Tags.empty());
     }
 
-    private PoolTimings.Recorder bindTimers(MeterRegistry registry, List<Meter> meters) {
+    private PoolTimings.Recorder bindTimers(Registration registration) {
         EnumMap<Timing, Timer> timers = new EnumMap<>(Timing.class);
         timers.put(
                 Timing.OBJECT_WAIT,
-                timer(registry, "refpool.wait", "waits for an object", Tags.of("resource", "object")));
+                timer(registration, "refpool.wait", "waits for an object", Tags.of("resource", "object")));
         timers.put(
                 Timing.SECTION_WAIT,
-                timer(registry, "refpool.wait", "waits for an object's section", Tags.of("resource", "section")));
-        timers.put(Timing.USE, timer(registry, "refpool.use", "calls' functions and handles' lifetimes", Tags.empty()));
-        timers.put(Timing.CREATION, timer(registry, "refpool.creation", "factory calls that returned", Tags.empty()));
-        meters.addAll(timers.values());
+                timer(registration, "refpool.wait", "waits for an object's section", Tags.of("resource", "section")));
+        timers.put(
+                Timing.USE,
+                timer(registration, "refpool.use", "calls' functions and handles' lifetimes", Tags.empty()));
+        timers.put(
+                Timing.CREATION, timer(registration, "refpool.creation", "factory calls that returned", Tags.empty()));
         PoolTimings.Recorder recorder = (timing, nanos) -> timers.get(timing).record(nanos, TimeUnit.NANOSECONDS);
         timings.add(recorder);
         return recorder;
     }
 
-    private Timer timer(MeterRegistry registry, String name, String description, Tags more) {
-        // a timer of the same name and tags from another binding: its pool's durations and this one's
-        // would mix; the gauges registered first have refused such a registry already
-        return Timer.builder(name).description(description).tags(tags.and(more)).register(registry);
+    private Timer timer(Registration registration, String name, String description, Tags more) {
+        Tags all = tags.and(more);
+        return registration.add(
+                name,
+                all,
+                () -> Timer.builder(name).description(description).tags(all).register(registration.registry));
     }
 
-    private void gauge(
-            List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+    private void gauge(Registration registration, String name, String description, ToLong reading, Tags more) {
         Tags all = tags.and(more);
-        register(meters, registry, name, all, () -> Gauge.builder(name, core, asDouble(reading))
+        registration.add(name, all, () -> Gauge.builder(name, core, asDouble(reading))
                 .description(description)
                 .tags(all)
-                .register(registry));
+                .register(registration.registry));
     }
 
-    private void counter(
-            List<Meter> meters, MeterRegistry registry, String name, String description, ToLong reading, Tags more) {
+    private void counter(Registration registration, String name, String description, ToLong reading, Tags more) {
         Tags all = tags.and(more);
-        register(meters, registry, name, all, () -> FunctionCounter.builder(name, core, asDouble(reading))
+        registration.add(name, all, () -> FunctionCounter.builder(name, core, asDouble(reading))
                 .description(description)
                 .tags(all)
-                .register(registry));
+                .register(registration.registry));
     }
 
     /**
-     * Registers one meter and keeps it in {@code meters}, unless the registry handed back a meter
-     * it held before: another binding's (a pool of the same name), which would report that pool
-     * instead of this one.
+     * One {@link #bindTo}: the meters it registered, to take back if it fails, and the meters the
+     * registry held before it, by identity. A registry hands back the meter it holds under the id a
+     * new one maps to, after its filters (which may rename or retag it), so a meter handed back that
+     * was there before is another binding's (a pool of the same name) and would report that pool,
+     * or mix its durations with this one's.
      */
-    private static void register(
-            List<Meter> meters, MeterRegistry registry, String name, Tags all, Supplier<Meter> registration) {
-        Collection<Meter> before = registry.find(name).tags(all).meters();
-        Meter registered = registration.get();
-        for (Meter existing : before) {
-            if (existing == registered) {
-                throw new IllegalStateException("the registry already holds the meter " + name + all
-                        + " of another binding: a pool of the same name is bound to it (close that pool's"
-                        + " RefPoolMetrics first, or name the pools apart)");
-            }
+    private static final class Registration {
+        final MeterRegistry registry;
+        final List<Meter> meters = new ArrayList<>();
+        private final Set<Meter> before = Collections.newSetFromMap(new IdentityHashMap<>());
+
+        Registration(MeterRegistry registry) {
+            this.registry = registry;
+            before.addAll(registry.getMeters());
         }
-        meters.add(registered);
+
+        <M extends Meter> M add(String name, Tags all, Supplier<M> registration) {
+            M registered = registration.get();
+            if (before.contains(registered)) {
+                throw new IllegalStateException("the registry already holds the meter " + name + all + " (as "
+                        + registered.getId().getName() + registered.getId().getTags()
+                        + " after its filters) of another binding: a pool of the same name is bound to it"
+                        + " (close that pool's RefPoolMetrics first, or name the pools apart)");
+            }
+            meters.add(registered);
+            return registered;
+        }
     }
 
     private static ToDoubleFunction<PoolReadings> asDouble(ToLong reading) {

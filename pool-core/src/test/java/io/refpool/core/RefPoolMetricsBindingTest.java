@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -36,13 +38,10 @@ class RefPoolMetricsBindingTest {
     }
 
     /**
-     * A host replaces its pool by a new one of the same name (a reload) and binds it as it bound the
-     * first. Micrometer hands back the meters already registered under that name and tags, which read
-     * the old pool: before the fix the new pool's objects were never reported, and nothing said so.
+     * A pool named {@code lua} bound to {@code registry}, holding two objects, then closed; a second
+     * pool of that name refused there, and nothing registered for it.
      */
-    @Test
-    void aSecondPoolOfTheSameNameIsRefusedRatherThanShadowedByTheFirstOnesMeters() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private static void reloadIsRefused(MeterRegistry registry) {
         RefPool<String, StringBuilder> first = pool("lua");
         new RefPoolMetrics(first).bindTo(registry);
         holdTwo(first);
@@ -55,6 +54,43 @@ class RefPoolMetricsBindingTest {
         assertTrue(refused.getMessage().contains("pool=lua"), refused.getMessage());
         assertEquals(metersBefore, registry.getMeters().size(), "a refused binding registers nothing");
         second.close();
+    }
+
+    /**
+     * A host replaces its pool by a new one of the same name (a reload) and binds it as it bound the
+     * first. Micrometer hands back the meters already registered under that name and tags, which read
+     * the old pool: before the fix the new pool's objects were never reported, and nothing said so.
+     */
+    @Test
+    void aSecondPoolOfTheSameNameIsRefusedRatherThanShadowedByTheFirstOnesMeters() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        reloadIsRefused(registry);
+    }
+
+    /**
+     * The same reload behind a filter that renames the pool's meters, as a host's naming convention
+     * does: the registry holds them under the new names, so a check that looks them up by the names
+     * the binding asked for finds nothing, and the second pool's gauges and timers were merged with
+     * the first's without a word.
+     */
+    @Test
+    void aSecondPoolOfTheSameNameIsRefusedBehindAFilterThatRenamesTheMeters() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        registry.config().meterFilter(MeterFilter.renameTag("refpool.objects", "state", "kind"));
+        registry.config().meterFilter(new MeterFilter() {
+            @Override
+            public Meter.Id map(Meter.Id id) {
+                return id.withName("host." + id.getName());
+            }
+        });
+        reloadIsRefused(registry);
+        assertEquals(
+                2.0,
+                registry.get("host.refpool.objects")
+                        .tags("pool", "lua", "kind", "live")
+                        .gauge()
+                        .value(),
+                "the first pool's gauge is left as it was");
     }
 
     /** One binder bound to one registry twice (as a framework may do): each duration counted once. */
