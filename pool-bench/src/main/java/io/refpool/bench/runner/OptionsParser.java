@@ -93,6 +93,9 @@ final class OptionsParser {
                 }
             }
         }
+        if (command == Command.LIST && out != null) {
+            throw new UsageException("--out " + out + " was given with --list, which runs nothing and writes no file");
+        }
         Profile chosenProfile = profile == null ? Profile.QUICK : profile;
         boolean named = !suites.isEmpty();
         if (!named) {

@@ -114,6 +114,8 @@ class OptionsParserTest {
                 "--smoke --quick",
                 "--quick=1",
                 "--list=yes",
+                "--list --out results",
+                "--out=results attach --list",
                 "all=1"
             })
     void badCommandLinesAreUsageErrors(String commandLine) {
