@@ -234,6 +234,33 @@ class ThreadLeasesWithBoundsTest {
         resources.assertAllDisposedOnceAttached();
     }
 
+    /**
+     * The race: another thread leases the object while a sweep of a checked pool lists its leases.
+     * The sweep ends what it listed; a lease made after the listing and before the object was
+     * marked due its check escaped it, and kept the object from zero, and from its check, for
+     * another period. The listing and the mark are now one step, so the lease is refused.
+     */
+    @Test
+    void aLeaseMadeWhileASweepListsTheObjectsLeasesIsRefused() throws Exception {
+        RefPool<String, Resource> pool =
+                leasing(resources.builder().idle(cache -> cache.maximumSize(4)).validator((key, resource) -> true));
+        request(pool, "k"); // leased by this thread
+        TestPoolHooks hooks = new TestPoolHooks();
+        pool.core().setHooks(hooks);
+        Forked<Void> sweeper =
+                unstartedRun("sweeper", () -> pool.core().leasesForTests().sweep());
+        PointPauses.Pause listed = hooks.pause(Point.SWEEP_LISTED, sweeper.thread);
+        sweeper.start();
+        listed.awaitArrival();
+        Forked<Resource> other = fork("other", () -> request(pool, "k"));
+        other.join(); // its acquire found the object live, and its thread would lease it
+        listed.proceed();
+        sweeper.join();
+        assertEquals(0, pool.core().leasesForTests().leasesOn("k"), "a lease escaped the sweep");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @Test
     void aLeasedObjectPastItsLifetimeRetiresAtTheNextSweep() {
         AtomicLong now = new AtomicLong();

@@ -26,8 +26,16 @@ final class LeaseHolders {
         return true;
     }
 
-    synchronized void checkDue() {
-        checkDue = true;
+    /**
+     * {@return the leases listed now}, for a sweep; {@code checked} (a pool with revive checks):
+     * a list that is not empty also marks the object due its check, in the same hold of the lock,
+     * so a lease made after the listing is refused rather than left out of the sweep
+     */
+    synchronized Lease<?, ?>[] sweepList(boolean checked) {
+        if (checked && size > 0) {
+            checkDue = true;
+        }
+        return Arrays.copyOf(all, size);
     }
 
     synchronized void checked() {

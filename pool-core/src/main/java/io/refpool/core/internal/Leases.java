@@ -359,10 +359,10 @@ final class Leases<K, V> {
             slots.forEachEntry(entry -> {
                 LeaseHolders holders = entry.holdersIfAny();
                 if (holders != null) {
-                    Lease<?, ?>[] listed = holders.snapshot();
-                    if (checked && listed.length > 0) {
-                        holders.checkDue(); // before the ends: no lease is made again unchecked
-                    }
+                    // checked: listed and marked due its check at once, before the ends, so no
+                    // lease is made again unchecked, nor after the listing and before the mark
+                    Lease<?, ?>[] listed = holders.sweepList(checked);
+                    pool.hook(PoolHooks.Point.SWEEP_LISTED);
                     for (Lease<?, ?> lease : listed) {
                         boolean gone = !lease.owner.isAlive();
                         if (gone || checked ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {

@@ -57,7 +57,9 @@ public interface PoolHooks {
          * An acquire's reference is about to become its thread's new lease: room is made in the
          * thread's table, and the object not yet checked retired under its list of leases.
          */
-        LEASE_MAKING
+        LEASE_MAKING,
+        /** A sweep listed an object's leases and has not yet ended any of them. */
+        SWEEP_LISTED
     }
 
     /**
