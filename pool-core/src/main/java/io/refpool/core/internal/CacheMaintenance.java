@@ -1,5 +1,8 @@
 package io.refpool.core.internal;
 
+import com.github.benmanes.caffeine.cache.Scheduler;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -58,6 +61,22 @@ final class CacheMaintenance {
     static final int HANDOFF_ROUNDS = 4;
 
     private final int handoffRounds;
+
+    /**
+     * The cache's scheduler: Caffeine's system scheduler, but a delayed task leaves the JVM's one
+     * delay thread, for the JDK's default async executor, before the cache's executor gets it.
+     * That executor runs everything inline ({@link #execute}), so a scheduled maintenance would
+     * otherwise run on the delay thread, and its wait for the cache's lock, or a configurer's slow
+     * removal listener, would hold up every delayed task in the JVM: the pool's own drain timer,
+     * every {@code orTimeout}.
+     */
+    static final Scheduler SCHEDULER = (cacheExecutor, task, delay, unit) ->
+            Scheduler.systemScheduler().schedule(Handoff.ASYNC, () -> cacheExecutor.execute(task), delay, unit);
+
+    /** Holds the JDK's default async executor, read once, on the first schedule. */
+    private static final class Handoff {
+        static final Executor ASYNC = new CompletableFuture<Void>().defaultExecutor();
+    }
 
     /** Per thread: how many puts of an idle cache it is inside (one, unless a listener puts again). */
     private static final ThreadLocal<int[]> PUTS = ThreadLocal.withInitial(() -> new int[1]);
@@ -124,8 +143,8 @@ final class CacheMaintenance {
      * task, submitted by a put that took the cache's lock, runs as the runner's first round if
      * there is none. Anything else runs as it is: a removal notice (a configurer's listener),
      * which the cache may send from inside its maintenance, where a round would re-enter it; and a
-     * task the cache's scheduler delayed, on a thread shared by the whole JVM, which must not take
-     * rounds over.
+     * task the cache's scheduler delayed, on a thread of the JDK's async executor ({@link
+     * #SCHEDULER}), which must not take rounds over.
      */
     void execute(Runnable task) {
         if (task instanceof ForkJoinTask
@@ -174,11 +193,14 @@ final class CacheMaintenance {
                 state.set(IDLE); // a round threw, which it does not: the state is this runner's to give back
             }
         }
-        if (failed instanceof RuntimeException) {
-            throw (RuntimeException) failed;
+        if (failed != null) {
+            throw CacheMaintenance.<RuntimeException>rethrown(failed);
         }
-        if (failed instanceof Error) {
-            throw (Error) failed;
-        }
+    }
+
+    /** Rethrows {@code failed} as it is, a checked one thrown through code that declares none included. */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T rethrown(Throwable failed) throws T {
+        throw (T) failed;
     }
 }

@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
@@ -105,7 +104,7 @@ final class IdleTier<K, V> {
             }
         }
         try {
-            builder.scheduler(Scheduler.systemScheduler());
+            builder.scheduler(CacheMaintenance.SCHEDULER); // off the JVM's delay thread before it runs
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own scheduler
         }

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.testkit.TestKit;
+import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -123,6 +127,13 @@ class CacheMaintenanceTest {
     void aFailingTaskStillRunsTheRoundsHandedOverAndLeavesNoRunner() throws Exception {
         aTaskThatThrowsStillRunsTheRoundsHandedOver(new IllegalStateException("the cache's task failed"));
         aTaskThatThrowsStillRunsTheRoundsHandedOver(new AssertionError("the cache's task failed"));
+        // a key's hashCode, say, may throw a checked exception through code that declares none
+        aTaskThatThrowsStillRunsTheRoundsHandedOver(new IOException("the cache's task failed"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> void throwUnchecked(Throwable failure) throws T {
+        throw (T) failure;
     }
 
     private void aTaskThatThrowsStillRunsTheRoundsHandedOver(Throwable failure) throws Exception {
@@ -135,10 +146,7 @@ class CacheMaintenanceTest {
                 () -> CacheTasks.executeInPut(maintenance, new CacheTasks.Task(() -> {
                     taskArrived.release();
                     taskGo.acquireUninterruptibly();
-                    if (failure instanceof Error) {
-                        throw (Error) failure;
-                    }
-                    throw (RuntimeException) failure;
+                    CacheMaintenanceTest.<RuntimeException>throwUnchecked(failure);
                 })));
         writer.start();
         taskArrived.acquire();
@@ -148,6 +156,31 @@ class CacheMaintenanceTest {
         assertSame(failure, writer.joinFailure());
         assertEquals(1, rounds.on(writer.thread), "the round handed over ran though the task failed");
         assertEquals(CacheMaintenance.IDLE, maintenance.state());
+    }
+
+    /**
+     * The cache's executor runs what it is given inline, so a maintenance its scheduler delayed
+     * must reach it on a thread of its own: on the JVM's one delay thread, a wait for the cache's
+     * lock there (here, an executor that blocks) held up every other delayed task in the JVM.
+     */
+    @Test
+    void aScheduledTaskLeavesTheJvmsDelayThreadBeforeTheCachesExecutorRunsIt() throws Exception {
+        Semaphore executing = new Semaphore(0);
+        Semaphore release = new Semaphore(0);
+        Executor blocked = task -> {
+            executing.release();
+            release.acquireUninterruptibly();
+            task.run();
+        };
+        CacheMaintenance.SCHEDULER.schedule(blocked, () -> {}, 0, TimeUnit.NANOSECONDS);
+        try {
+            assertTrue(executing.tryAcquire(30, TimeUnit.SECONDS), "the scheduled task never reached the executor");
+            CompletableFuture<Void> onTheDelayThread = CompletableFuture.runAsync(
+                    () -> {}, CompletableFuture.delayedExecutor(1, TimeUnit.MILLISECONDS, Runnable::run));
+            onTheDelayThread.get(30, TimeUnit.SECONDS); // a blocked delay thread never runs it
+        } finally {
+            release.release();
+        }
     }
 
     @Test
