@@ -453,6 +453,10 @@ public final class ReaderBiasedSharedMutex {
         }
         biased = false;
         long now = clock.getAsLong();
+        // until the revocation ends and sets the window, one that ends now: a revocation that
+        // never ends (cancelled, or a failed tryLock) keeps the bias off no longer than that,
+        // whatever the clock's origin (nanoTime may be negative: the initial 0 is not in the past)
+        inhibitUntil = now;
         return now == 0 ? 1 : now;
     }
 
@@ -586,7 +590,9 @@ public final class ReaderBiasedSharedMutex {
                 return;
             }
             hook(Point.DRAIN_PUBLISHING);
-            DRAIN.setVolatile(ReaderBiasedSharedMutex.this, this);
+            if (!publish()) {
+                return; // cancelled since it took the lock: the cancel gave the lock back
+            }
             if (token.canBeCancelled()) {
                 Registration r = token.register(this);
                 registration = r;
@@ -597,6 +603,37 @@ public final class ReaderBiasedSharedMutex {
             hook(Point.DRAIN_PUBLISHED);
             if (readersDrained()) {
                 finish();
+            }
+        }
+
+        /**
+         * Publishes this drain for the readers to complete, unless it was cancelled first. A cancel between taking the lock and publishing
+         * gives the lock back, and a later writer may have published its drain since: this one must
+         * not take its place, for the last reader would then find a drain it cannot complete. A
+         * cancelled drain published anyway takes itself out again, and a writer that finds one out
+         * takes it out before publishing its own.
+         *
+         * @return whether it was published
+         */
+        private boolean publish() {
+            ReaderBiasedSharedMutex mutex = ReaderBiasedSharedMutex.this;
+            for (; ; ) {
+                if ((int) PHASE.getVolatile(this) != DRAINING) {
+                    return false;
+                }
+                if (DRAIN.compareAndSet(mutex, null, this)) {
+                    if ((int) PHASE.getVolatile(this) != DRAINING) {
+                        DRAIN.compareAndSet(mutex, this, null);
+                        return false;
+                    }
+                    return true;
+                }
+                Drain present = (Drain) DRAIN.getVolatile(mutex);
+                if (present != null && (int) PHASE.getVolatile(present) != DRAINING) {
+                    DRAIN.compareAndSet(mutex, present, null); // a cancelled writer's, published late
+                } else {
+                    Thread.onSpinWait(); // the cancelled one's own take-back is on its way
+                }
             }
         }
 

@@ -73,6 +73,22 @@ class ReaderBiasedSharedMutexBiasTest {
         lock.unlockShared();
     }
 
+    /**
+     * {@link System#nanoTime()} may be negative. A revocation that never ends sets no window of its
+     * own; before, the bias then stayed off until the clock passed zero, however long that took.
+     */
+    @Test
+    void anUnfinishedRevocationOnANegativeClockLeavesTheBiasToComeBack() {
+        now.set(-5_000_000_000L);
+        assertTrue(lock.tryLockShared());
+        assertFalse(lock.tryLock(), "fails on the reader, after revoking the bias");
+        lock.unlockShared();
+        now.addAndGet(1);
+        assertTrue(lock.tryLockShared(), "the bias is back: no window was set");
+        lock.unlockShared();
+        assertEquals(0, lock.readers());
+    }
+
     @Test
     void cancellingAWriterMidRevocationAdmitsReadersAndLeavesNoWindow() {
         assertTrue(lock.tryLockShared());

@@ -112,6 +112,47 @@ class ReaderBiasedSharedMutexRaceTest {
         assertFalse(lock.isWriteLocked());
     }
 
+    /**
+     * A queued writer is granted on the thread that released the lock ahead of it, and its caller
+     * cancels the returned stage while that thread is between taking the drain and publishing it.
+     * The cancel gives the lock back; a second writer takes it and publishes its own drain; then
+     * the first thread publishes the cancelled drain over it. Before the fix the last reader found
+     * the cancelled drain, could not complete it, and the second writer was never granted.
+     */
+    @Test
+    void aDrainCancelledBeforeItIsPublishedNeverHidesTheNextWritersDrain() throws Exception {
+        assertTrue(lock.tryLockShared()); // the reader both writers wait for
+        lock.setBiasPolicy(Boolean.FALSE);
+        Guard word = lock.tryLockSharedUnbiased(); // holds the lock's word, so the first writer queues
+        assertTrue(word != null);
+        lock.setBiasPolicy(null);
+        CompletableFuture<Guard> first = lock.acquire().toCompletableFuture();
+        assertFalse(first.isDone());
+
+        Pause pause = new Pause(Point.DRAIN_PUBLISHING);
+        lock.hooks = pause::at;
+        Forked<Void> granter = unstarted("granter", () -> {
+            word.close(); // grants the first writer here, which finds the reader
+            return null;
+        });
+        pause.who.set(granter.thread);
+        granter.start();
+        pause.awaitReached();
+
+        assertTrue(first.cancel(false), "the caller gives up while the drain is not yet published");
+        CompletableFuture<Guard> second = lock.acquire().toCompletableFuture();
+        assertFalse(second.isDone(), "the second writer waits for the reader");
+        pause.resume.countDown();
+        granter.join();
+
+        lock.unlockShared(); // the last reader leaves
+        Guard exclusive = second.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        assertTrue(lock.isWriteLocked());
+        exclusive.close();
+        assertFalse(lock.isWriteLocked());
+        assertEquals(0, lock.readers());
+    }
+
     @Test
     void lastReaderLeavingAfterTheDrainIsPublishedGrantsTheWriter() throws Exception {
         assertTrue(lock.tryLockShared());
