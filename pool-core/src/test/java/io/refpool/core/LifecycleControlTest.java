@@ -17,6 +17,7 @@ import io.refpool.testkit.TestKit;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -168,6 +169,84 @@ class LifecycleControlTest {
         assertTrue(flusher.join(), "the interrupt status is kept");
         finish.countDown();
         drainer.join();
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * A flush interrupted while it waits for another thread's batch leaves that batch out; the
+     * next flush must still wait for it, since it was taken before that flush was called. Before,
+     * the second flush started the epoch the batch was counted in, waited only for the other one,
+     * and returned with the release not applied.
+     */
+    @Test
+    void aFlushAfterAnInterruptedOneStillWaitsForTheBatchTakenBeforeIt() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        CountDownLatch disposing = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            disposing.countDown();
+            await(finish);
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        a.close();
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
+        await(disposing);
+        TestKit.Forked<Void> interrupted = fork("interrupted flusher", () -> {
+            assertThrows(WaitInterruptedException.class, pool::flush);
+            return null;
+        });
+        awaitParked(interrupted.thread);
+        interrupted.thread.interrupt();
+        interrupted.join();
+
+        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        Awaitility.await("the second flush parks or returns")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> flusher.outcome.isDone() || flusher.thread.getState() == Thread.State.WAITING);
+        assertFalse(flusher.outcome.isDone(), "flush returned while a batch taken before it was still out");
+        finish.countDown();
+        flusher.join();
+        drainer.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * In {@code GLOBAL} mode a thread applying a batch gives the gate up inside it (its disposer
+     * opens a {@code detached()} section, as a disposer may); a flush then takes the gate and waits
+     * for that batch. Before, it waited holding the gate, which the batch's thread needed back to
+     * finish: both waited for ever, and every later attach with them.
+     */
+    @Test
+    void aFlushWaitingForABatchWhoseThreadGaveTheGateUpGivesItUpToo() throws Exception {
+        TestResources resources = new TestResources();
+        RefPool<String, Resource> pool = resources.build(
+                resources.builder().attachMode(AttachMode.GLOBAL).drainDelay(Duration.ofHours(1)));
+        CountDownLatch detached = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            if (resource.key.equals("a")) {
+                try (Attachment attachment = pool.attach()) {
+                    attachment.detached(() -> {
+                        detached.countDown();
+                        await(finish); // the gate is free meanwhile
+                        return null;
+                    });
+                }
+            }
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        forkRun("closer", a::close).join(); // pending
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close()); // takes the batch
+        await(detached);
+        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        awaitParked(flusher.thread);
+        finish.countDown();
+        drainer.join(); // bounded: a deadlock fails here
+        flusher.join();
+        assertEquals(1, resources.created("a").disposals.get());
         pool.close();
         resources.assertAllDisposedOnceAttached();
     }

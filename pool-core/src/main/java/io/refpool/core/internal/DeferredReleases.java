@@ -297,6 +297,17 @@ final class DeferredReleases<K, V> {
      * batch that runs the disposer is one of those it would wait for, and another thread's flush
      * may hold that lock while it waits for this very batch.
      *
+     * <p>It waits (for another flush, or for other threads' batches) with the gate given up, as an
+     * acquire does while a {@code GLOBAL} factory runs: the thread applying such a batch may have
+     * given the gate up inside it (its disposer's factory, or a {@code detached()} section) and
+     * needs it back to finish. A thread that stops the world cannot give the gate up, and every
+     * batch out then belongs to a thread waiting for it: such a flush applies what is pending and
+     * does not wait.
+     *
+     * <p>A flush starts its epoch only once no batch of that epoch is out: a flush interrupted while
+     * it waited leaves batches of the epoch it ended out, and the next flush must wait for them,
+     * as they were taken before it was called.
+     *
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
     void flush(AttachState s) throws InterruptedException {
@@ -306,13 +317,52 @@ final class DeferredReleases<K, V> {
             applyAll(s);
             return;
         }
-        flushes.lock();
+        boolean mayWait = !s.exclusive;
+        if (!flushes.tryLock()) {
+            if (!mayWait) {
+                applyAll(s);
+                return;
+            }
+            waitWithoutTheGate(s, flushes::lockInterruptibly);
+        }
         try {
+            int starting = queue.nextFlushEpoch();
+            if (queue.hasOut(starting)) { // left by a flush that stopped waiting for them
+                if (!mayWait) {
+                    applyAll(s);
+                    return;
+                }
+                waitWithoutTheGate(s, () -> queue.awaitEpoch(starting));
+            }
             ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
             apply(batch, s);
-            queue.awaitEpoch(batch.epoch() ^ 1);
+            int ended = batch.epoch() ^ 1;
+            if (mayWait && queue.hasOut(ended)) {
+                waitWithoutTheGate(s, () -> queue.awaitEpoch(ended));
+            }
         } finally {
             flushes.unlock();
+        }
+    }
+
+    /** A wait of {@link #flush}. */
+    @FunctionalInterface
+    private interface FlushWait {
+        void run() throws InterruptedException;
+    }
+
+    /** Runs {@code wait} with the gate given up, and takes it back, at the same depth, after. */
+    private void waitWithoutTheGate(AttachState s, FlushWait wait) throws InterruptedException {
+        InterruptedException interrupted = attacher.suspended(s, () -> {
+            try {
+                wait.run();
+                return null;
+            } catch (InterruptedException e) {
+                return e;
+            }
+        });
+        if (interrupted != null) {
+            throw interrupted;
         }
     }
 

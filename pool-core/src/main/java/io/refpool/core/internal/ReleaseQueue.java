@@ -46,7 +46,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * the lock. A flush ({@link #takeForFlush}) ends the epoch and takes what is pending in one step under
  * the lock, so every release enqueued before it is either in its own batch or in a batch of the
  * ended epoch; {@link #awaitEpoch} then waits until the ended epoch has no batch out. Flushes are
- * serialized by their caller, so no batch joins an epoch after the flush that ended it:
+ * serialized by their caller, so no batch joins an epoch after the flush that ended it, and a
+ * flush starts an epoch only once it has no batch out ({@link #nextFlushEpoch}, {@link #hasOut}): a
+ * flush that stopped waiting leaves the epoch it ended with batches out, taken before the next:
  *
  * <pre>
  *   out[e]     to       by
@@ -162,6 +164,21 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
         } finally {
             queueLock.unlock();
         }
+    }
+
+    /** {@return the epoch the next {@link #takeForFlush} starts}; for the one flusher at a time */
+    public int nextFlushEpoch() {
+        lockQueue();
+        try {
+            return epoch ^ 1;
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    /** {@return whether a batch of epoch {@code e} is out} */
+    public boolean hasOut(int e) {
+        return out.get(e) != 0;
     }
 
     /**
