@@ -66,11 +66,12 @@ class LifecycleControlTest {
         resources.assertAllDisposedOnceAttached();
     }
 
-    @Test
-    void flushWaitsForABatchAnotherThreadIsApplying() throws Exception {
-        RefPool<String, Resource> pool = pool(false);
+    /**
+     * {@return a thread that took the batch releasing "a" and is inside its disposer}, held there
+     * until {@code finish} opens
+     */
+    private TestKit.Forked<Void> drainerHeldInItsBatch(RefPool<String, Resource> pool, CountDownLatch finish) {
         CountDownLatch disposing = new CountDownLatch(1);
-        CountDownLatch finish = new CountDownLatch(1);
         resources.alsoOnDispose(resource -> {
             if (resource.key.equals("a")) {
                 disposing.countDown();
@@ -81,6 +82,14 @@ class LifecycleControlTest {
         a.close(); // pending
         TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close()); // takes the batch
         await(disposing);
+        return drainer;
+    }
+
+    @Test
+    void flushWaitsForABatchAnotherThreadIsApplying() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        CountDownLatch finish = new CountDownLatch(1);
+        TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
         assertEquals(0, pool.stats().pendingDecrements(), "the queue is empty: the batch is out, being applied");
 
         TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
@@ -150,16 +159,8 @@ class LifecycleControlTest {
     @Test
     void anInterruptedFlushStopsWaitingKeepsTheFlagAndLosesNothing() throws Exception {
         RefPool<String, Resource> pool = pool(false);
-        CountDownLatch disposing = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        resources.alsoOnDispose(resource -> {
-            disposing.countDown();
-            await(finish);
-        });
-        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
-        a.close();
-        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
-        await(disposing);
+        TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
         TestKit.Forked<Boolean> flusher = fork("flusher", () -> {
             assertThrows(WaitInterruptedException.class, pool::flush);
             return Thread.currentThread().isInterrupted();
@@ -182,16 +183,8 @@ class LifecycleControlTest {
     @Test
     void aFlushAfterAnInterruptedOneStillWaitsForTheBatchTakenBeforeIt() throws Exception {
         RefPool<String, Resource> pool = pool(false);
-        CountDownLatch disposing = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        resources.alsoOnDispose(resource -> {
-            disposing.countDown();
-            await(finish);
-        });
-        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
-        a.close();
-        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close());
-        await(disposing);
+        TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
         TestKit.Forked<Void> interrupted = fork("interrupted flusher", () -> {
             assertThrows(WaitInterruptedException.class, pool::flush);
             return null;
