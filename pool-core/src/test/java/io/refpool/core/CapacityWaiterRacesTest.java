@@ -9,13 +9,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.internal.PoolCore;
 import io.refpool.core.internal.PoolHooks.Point;
 import io.refpool.sync.CancellationToken;
 import io.refpool.testkit.TestKit.Forked;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -128,6 +131,58 @@ class CapacityWaiterRacesTest {
         releaser.join(); // it looked for the key's waiters while the check held the object
 
         scene.waiterLooksThenTheCheckPasses(checker, object); // it found the object being checked
+    }
+
+    /**
+     * The releaser that brought "k" to 0 retains it for the key's waiter while a revive check
+     * holds it. Its retain must not leave a stray reference for the check's pass to keep: before,
+     * the add of a plain retain landed on the checking count, the pass kept it, and its late
+     * take-back brought the object, retired meanwhile, to 0 with nobody to dispose it: its permit
+     * was lost. The retain is forced to stop between its add and its take-back, if it makes them.
+     */
+    @Test
+    void aReleaserRetainingAnObjectUnderItsReviveCheckLeavesNoStrayForThePassToKeep() throws Exception {
+        Scene scene = new Scene(true);
+        scene.makeKeyWhileTheWaiterJoins();
+        Session object = scene.k.get();
+        scene.joining.proceed();
+        scene.queued.awaitArrival(); // in line for "k" and counted
+
+        Forked<Void> releaser = unstartedRun("releaser", () -> scene.pool.runAttached(scene.k::close));
+        TestPoolHooks.Pause zero = scene.hooks.pause(Point.REACHED_ZERO, releaser.thread);
+        CountDownLatch strayAdded = new CountDownLatch(1);
+        CountDownLatch takeBack = new CountDownLatch(1);
+        PoolCore.setStraySeamForTests(() -> {
+            if (Thread.currentThread() == releaser.thread) {
+                strayAdded.countDown();
+                TestKeyedPoolFixtures.awaitLatch(takeBack);
+            }
+        });
+        try {
+            releaser.start();
+            zero.awaitArrival(); // count 0, its fate undecided
+            Forked<Handle<Session>> checker = scene.checkerHeldAtItsClaim(); // the count is CHECKING now
+            zero.proceed();
+            Awaitility.await("the releaser's retain returns, or stops after its add")
+                    .atMost(BOUND)
+                    .until(() -> releaser.outcome.isDone() || strayAdded.getCount() == 0);
+
+            scene.queued.proceed();
+            scene.waiter.join();
+            scene.claimed.proceed(); // the check passes and serves the waiter
+            Handle<Session> checked = checker.join();
+            Handle<Session> served = scene.served();
+            assertSame(object, served.get());
+            assertTrue(scene.pool.invalidate("k"), "retired while in use");
+            scene.pool.runAttached(checked::close);
+            scene.pool.runAttached(served::close); // the last reference: disposed here
+        } finally {
+            takeBack.countDown();
+            PoolCore.setStraySeamForTests(null);
+        }
+        releaser.join();
+        assertEquals(1, object.disposals.get(), "the retired object was disposed once its handles closed");
+        scene.closeAll();
     }
 
     @Test

@@ -146,7 +146,9 @@ final class EndOfLife<K, V> {
     private boolean servedAtZero(Entry<K, V> entry, AttachState s) {
         boolean mine = true; // whether settling count 0 is still up to this thread
         while (capacity.hasWaiting(entry.key)) {
-            if (entry.retainLive(counters, s) < 0) {
+            // with revive checks, a CAS: a revive may have claimed the object at 0 for its check
+            int before = revival == null ? entry.retainLive(counters, s) : entry.retainUnlessNegative(counters, s);
+            if (before < 0) {
                 // disposed meanwhile, or claimed by a revive check: the waiters stay in line (the
                 // check's pass serves them, its failure's disposal hands the permit on)
                 return true;

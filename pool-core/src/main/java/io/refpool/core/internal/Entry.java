@@ -180,6 +180,12 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
     }
 
     /**
+     * Test seam: runs in {@link #tryRetain} on a negative count, between the add and its take-back;
+     * installed only where the seams are on ({@link TestSeams}), for every pool of the JVM.
+     */
+    static volatile Runnable strayAdded;
+
+    /**
      * Adds a reference unless the object is disposed: one {@code getAndAdd}, which cannot fail and
      * so never retries on a contended count. On a disposed object the +1 is taken back at once; the
      * count stays negative throughout, so the disposal's claim (a CAS from exactly 0) and every
@@ -190,6 +196,12 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
     int tryRetain() {
         int before = (int) COUNT.getAndAdd(this, 1);
         if (before < 0) {
+            if (TestSeams.ON) {
+                Runnable seam = strayAdded;
+                if (seam != null) {
+                    seam.run();
+                }
+            }
             COUNT.getAndAdd(this, -1);
             return DISPOSED;
         }
@@ -209,6 +221,30 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
             counters.idleHit(s); // the cache keeps its entry (see IdleTier)
         }
         return before;
+    }
+
+    /**
+     * Adds a reference to a live or idle object, as {@link #retainLive}, but by CAS, never adding to
+     * a negative count: for a pool with revive checks, where a negative count may be a check under
+     * way. A plain retain's add lands on it as a stray, which a passing check keeps (see
+     * {@link #endCheck}); its take-back, late, could then bring the object to 0 with nobody to
+     * settle it.
+     *
+     * @return the count before, or {@link #DISPOSED} if it was negative (checked or disposed)
+     */
+    int retainUnlessNegative(PoolCounters counters, AttachState s) {
+        int c = (int) COUNT.getVolatile(this);
+        while (c >= 0) {
+            int witness = (int) COUNT.compareAndExchange(this, c, c + 1);
+            if (witness == c) {
+                if (c == 0) {
+                    counters.idleHit(s);
+                }
+                return c;
+            }
+            c = witness;
+        }
+        return DISPOSED;
     }
 
     /**
