@@ -81,6 +81,22 @@ class CapacityWaiterRacesTest {
 
         TestPoolHooks.Pause claimed;
 
+        /** "k" made, and the waiter in line for it and counted, held before it looks at its key. */
+        void waiterInLineForK() throws Exception {
+            makeKeyWhileTheWaiterJoins();
+            joining.proceed();
+            queued.awaitArrival();
+        }
+
+        /** {@return a thread that closes "k", to stop once its close brought the count to 0 ({@link #zero})} */
+        Forked<Void> unstartedReleaserOfK() {
+            Forked<Void> releaser = unstartedRun("releaser", () -> pool.runAttached(k::close));
+            zero = hooks.pause(Point.REACHED_ZERO, releaser.thread);
+            return releaser;
+        }
+
+        TestPoolHooks.Pause zero;
+
         /**
          * The waiter held after joining looks at its key, then the check held at its claim passes:
          * the waiter shares {@code object} while the checker still holds it.
@@ -117,13 +133,10 @@ class CapacityWaiterRacesTest {
     @Test
     void aWaiterTheReleaserFindsWhileARevivalChecksItsObjectSharesItOnceTheCheckPasses() throws Exception {
         Scene scene = new Scene(true);
-        scene.makeKeyWhileTheWaiterJoins();
+        scene.waiterInLineForK();
         Session object = scene.k.get();
-        scene.joining.proceed();
-        scene.queued.awaitArrival(); // in line for "k" and counted
-
-        Forked<Void> releaser = unstartedRun("releaser", () -> scene.pool.runAttached(scene.k::close));
-        TestPoolHooks.Pause zero = scene.hooks.pause(Point.REACHED_ZERO, releaser.thread);
+        Forked<Void> releaser = scene.unstartedReleaserOfK();
+        TestPoolHooks.Pause zero = scene.zero;
         releaser.start();
         zero.awaitArrival(); // count 0, its fate undecided
         Forked<Handle<Session>> checker = scene.checkerHeldAtItsClaim(); // the count is CHECKING now
@@ -143,13 +156,10 @@ class CapacityWaiterRacesTest {
     @Test
     void aReleaserRetainingAnObjectUnderItsReviveCheckLeavesNoStrayForThePassToKeep() throws Exception {
         Scene scene = new Scene(true);
-        scene.makeKeyWhileTheWaiterJoins();
+        scene.waiterInLineForK();
         Session object = scene.k.get();
-        scene.joining.proceed();
-        scene.queued.awaitArrival(); // in line for "k" and counted
-
-        Forked<Void> releaser = unstartedRun("releaser", () -> scene.pool.runAttached(scene.k::close));
-        TestPoolHooks.Pause zero = scene.hooks.pause(Point.REACHED_ZERO, releaser.thread);
+        Forked<Void> releaser = scene.unstartedReleaserOfK();
+        TestPoolHooks.Pause zero = scene.zero;
         CountDownLatch strayAdded = new CountDownLatch(1);
         CountDownLatch takeBack = new CountDownLatch(1);
         PoolCore.setStraySeamForTests(() -> {
