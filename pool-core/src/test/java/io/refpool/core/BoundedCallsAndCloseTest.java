@@ -113,6 +113,35 @@ class BoundedCallsAndCloseTest {
         assertEquals(created.get(), disposed.get(), "each object disposed once");
     }
 
+    /**
+     * The caller settles the future with a value of its own ({@code complete}, {@code
+     * completeOnTimeout}) rather than a failure. Before, only a failure ended the call: the task an
+     * executor dropped kept the gate, the section and the reference, and a plain close waited for
+     * ever; a timed call's waits went on for nobody.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
+    void aCallAsyncItsCallerCompletesWithAValueGivesBackWhatItHeld(AttachMode mode) throws Exception {
+        RefPool<String, StringBuilder> pool = droppingTasks(mode);
+        AtomicInteger ran = new AtomicInteger();
+        CompletableFuture<Integer> call = pool.callAsync(
+                        "a", io.refpool.sync.CancellationToken.none(), value -> ran.incrementAndGet())
+                .toCompletableFuture();
+        CompletableFuture<Integer> timed =
+                pool.callAsync("a", BOUND, value -> ran.incrementAndGet()).toCompletableFuture();
+        assertFalse(call.isDone(), "every wait granted, the function handed to an executor that drops it");
+        assertTrue(call.complete(-1), "the caller settles it with a fallback");
+        assertTrue(timed.complete(-1), "and the timed one, wherever it waits");
+
+        try (Attachment stop = pool.stopTheWorld(BOUND)) { // the gate was given back
+            int result = pool.call("a", Duration.ZERO, value -> 1);
+            assertEquals(1, result, "and the section");
+        }
+        assertEquals(0, ran.get());
+        assertTrue(pool.close(BOUND), "nothing holds the close");
+        assertEquals(created.get(), disposed.get(), "each object disposed once");
+    }
+
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
     void aBoundedCloseAtItsLimitFailsTheCallAsyncsTheExecutorNeverStarted(AttachMode mode) throws Exception {

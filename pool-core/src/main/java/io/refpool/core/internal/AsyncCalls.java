@@ -121,11 +121,9 @@ public final class AsyncCalls<K, V> {
             result.completeExceptionally(
                     fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
         });
-        result.whenComplete((value, failure) -> {
-            if (failure != null) {
-                timer.cancel(); // the caller gave up: end the waits; the outcome above is ignored
-            }
-        });
+        // settled by the caller (a cancel, or a value of its own): end the waits; the outcome above
+        // is ignored. Settled from the call's own outcome, the call is over and this ends nothing
+        result.whenComplete((value, failure) -> timer.cancel());
         if (!boundsFunction && !calling.isDone()) {
             try {
                 timer.cancelAfter(timeout);
@@ -168,9 +166,9 @@ public final class AsyncCalls<K, V> {
         CancellationSource waits = CancellationSource.linkedTo(token, closing);
         CompletableFuture<T> result = new CompletableFuture<>();
         result.whenComplete((value, failure) -> {
-            if (failure != null) {
-                waits.cancel(); // the caller gave up, or a step failed: end the wait under way
-            }
+            // settled: by the function's outcome (no wait is left), a failed step, or the caller
+            // (a cancel, or a value of its own, as completeOnTimeout gives): end the wait under way
+            waits.cancel();
             waits.close();
         });
         CompletionStage<Entry<K, V>> acquired;
@@ -271,13 +269,18 @@ public final class AsyncCalls<K, V> {
 
         void dispatch() {
             queued.add(this);
-            result.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    abandon(null); // the caller gave up: what a task not yet run holds goes back now
-                }
-            });
+            // settled by the caller (a cancel, or a value of its own): what a task not yet run holds
+            // goes back now; settled by the run itself, the task is claimed already and this does nothing
+            result.whenComplete((value, failure) -> abandon(null));
             if (token.canBeCancelled()) { // so does a token cancelled before the function starts
-                cancelled = token.register(() -> abandon(cancelledBeforeStart(entry)));
+                Registration registered = token.register(() -> abandon(cancelledBeforeStart(entry)));
+                cancelled = registered;
+                if (claimed.get()) { // abandoned before the registration was stored: claim() missed it
+                    registered.unregister();
+                }
+            }
+            if (claimed.get()) {
+                return; // abandoned already: nothing is left to hand over
             }
             handing = Thread.currentThread();
             try {
@@ -400,7 +403,8 @@ public final class AsyncCalls<K, V> {
                     if (section != null) {
                         section.runningOn(Thread.currentThread());
                     }
-                    if (token.isCancellationRequested()) { // the caller gave up after the waits: fn never starts
+                    // the caller gave up after the waits (its token, or the stage settled): fn never starts
+                    if (token.isCancellationRequested() || result.isDone()) {
                         throw cancelledBeforeStart(entry);
                     }
                     if (runs != null) {
