@@ -82,6 +82,20 @@ class BoundedCallsAndCloseTest {
                 });
     }
 
+    /**
+     * The gate and the section of "a" were given back (a stop of the world and a call without
+     * waiting get them), no function ran, and the close finds nothing held.
+     */
+    private void assertNothingHeld(RefPool<String, StringBuilder> pool, AtomicInteger ran) throws Exception {
+        try (Attachment stop = pool.stopTheWorld(BOUND)) {
+            int result = pool.call("a", Duration.ZERO, value -> 1);
+            assertEquals(1, result, "and the section");
+        }
+        assertEquals(0, ran.get());
+        assertTrue(pool.close(BOUND), "nothing holds the close");
+        assertEquals(created.get(), disposed.get(), "each object disposed once");
+    }
+
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
     void aCallAsyncItsCallerGivesUpGivesBackWhatItHeldEvenIfTheExecutorNeverRunsIt(AttachMode mode) throws Exception {
@@ -104,13 +118,7 @@ class BoundedCallsAndCloseTest {
         }
         assertTrue(byFuture.cancel(false), "the caller gives up on the second");
 
-        try (Attachment stop = pool.stopTheWorld(BOUND)) { // the gate was given back by both
-            int result = pool.call("a", Duration.ZERO, value -> 1);
-            assertEquals(1, result, "and the section");
-        }
-        assertEquals(0, ran.get());
-        assertTrue(pool.close(BOUND), "nothing holds the close");
-        assertEquals(created.get(), disposed.get(), "each object disposed once");
+        assertNothingHeld(pool, ran);
     }
 
     /**
@@ -133,13 +141,7 @@ class BoundedCallsAndCloseTest {
         assertTrue(call.complete(-1), "the caller settles it with a fallback");
         assertTrue(timed.complete(-1), "and the timed one, wherever it waits");
 
-        try (Attachment stop = pool.stopTheWorld(BOUND)) { // the gate was given back
-            int result = pool.call("a", Duration.ZERO, value -> 1);
-            assertEquals(1, result, "and the section");
-        }
-        assertEquals(0, ran.get());
-        assertTrue(pool.close(BOUND), "nothing holds the close");
-        assertEquals(created.get(), disposed.get(), "each object disposed once");
+        assertNothingHeld(pool, ran);
     }
 
     @org.junit.jupiter.params.ParameterizedTest
