@@ -74,6 +74,32 @@ class LeakDetectionTest {
         engine.assertAllDisposedExactlyOnce();
     }
 
+    /**
+     * A leak's release due at once (past the drain threshold), with an executor that refuses the
+     * drain: the drain runs on a thread of the library's own, not on the leak detector's thread,
+     * which every pool shares. Before, the refused drain ran there, and with it the disposer.
+     */
+    @Test
+    void aLeaksDrainRefusedByTheExecutorNeverRunsOnTheLeakDetectorsThread() {
+        Engine engine = new Engine();
+        List<String> disposedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        engine.afterDispose = session -> disposedOn.add(Thread.currentThread().getName());
+        RefPool<String, Session> pool = engine.build(engine.builder()
+                .leakDetection(LeakDetection.PARANOID)
+                .drainThreshold(1)
+                .executor(task -> {
+                    throw new java.util.concurrent.RejectedExecutionException("refuses every drain");
+                })
+                .errorListener(error -> {}));
+        dropHandles(pool, 1, 1);
+        awaitLeaksReleased(pool, 1);
+        engine.awaitAllDisposedExactlyOnce();
+        assertEquals(1, disposedOn.size());
+        assertFalse(disposedOn.get(0).equals("refpool-leak-detector"), "disposed on " + disposedOn);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
     @Test
     void aLeakedHandleReleasesOnlyItsOwnReference() {
         Engine engine = new Engine();

@@ -106,7 +106,8 @@ final class DeferredReleases<K, V> {
     }
 
     /**
-     * {@link #enqueue} from a thread of the library's own timers (the sweep of thread leases): a
+     * {@link #enqueue} from a thread of the library's own timers (the sweep of thread leases, the
+     * leak detector): a
      * drain due at once is handed to a drainer thread, as the drain timer does, so this thread never
      * runs a drain nor calls the pool's executor, and no pool's disposer runs on it.
      */

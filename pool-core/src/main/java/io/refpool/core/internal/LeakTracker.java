@@ -90,7 +90,9 @@ final class LeakTracker {
         event.key = Keys.text(entry.key);
         event.site = site == null ? null : describe(site);
         event.commit();
-        releases.enqueue(entry);
+        // on the leak detector's thread, which every pool shares: as from the library's own timers,
+        // a drain due at once goes to a drainer thread, so no drain and no disposer runs here
+        releases.enqueueFromTimer(entry);
         pool.report(
                 PoolError.Kind.HANDLE_LEAKED,
                 entry.key,
