@@ -637,8 +637,12 @@ public final class RefPool<K, V> implements AutoCloseable {
      * pool.flush();                    // applied: the session is idle (or disposed) now
      * }</pre>
      *
-     * <p>Called from a disposer, it applies what is queued and does not wait for the batch that runs
-     * the disposer. It does nothing on a closed pool: close applied every release. Do not call it
+     * <p>It waits with the gate given up, as an acquire does while a {@code GLOBAL} factory runs, and
+     * takes it back before it returns: the thread applying such a batch may have given the gate up
+     * inside it and need it back. Called from a disposer, it applies what is queued and does not wait
+     * for the batch that runs the disposer; inside {@link #stopTheWorld()}, which keeps the gate, it
+     * applies what is queued and does not wait for other threads' batches, whose threads wait for the
+     * stop to end. It does nothing on a closed pool: close applied every release. Do not call it
      * while holding an object's section that a disposer may need.
      *
      * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach or for
