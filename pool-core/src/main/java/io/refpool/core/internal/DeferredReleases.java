@@ -303,7 +303,9 @@ final class DeferredReleases<K, V> {
      * given the gate up inside it (its disposer's factory, or a {@code detached()} section) and
      * needs it back to finish. A thread that stops the world cannot give the gate up, and every
      * batch out then belongs to a thread waiting for it: such a flush applies what is pending and
-     * does not wait.
+     * does not wait. A thread that holds an object's section keeps the gate while it waits, as
+     * before: a section holder never waits for the gate (taking it back could wait behind a stop
+     * of the world that waits for a thread waiting for that section).
      *
      * <p>A flush starts its epoch only once no batch of that epoch is out: a flush interrupted while
      * it waited leaves batches of the epoch it ended out, and the next flush must wait for them,
@@ -324,7 +326,7 @@ final class DeferredReleases<K, V> {
                 applyAll(s);
                 return;
             }
-            waitWithoutTheGate(s, flushes::lockInterruptibly);
+            waitForOthers(s, flushes::lockInterruptibly);
         }
         try {
             int starting = queue.nextFlushEpoch();
@@ -333,13 +335,13 @@ final class DeferredReleases<K, V> {
                     applyAll(s);
                     return;
                 }
-                waitWithoutTheGate(s, () -> queue.awaitEpoch(starting));
+                waitForOthers(s, () -> queue.awaitEpoch(starting));
             }
             ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
             apply(batch, s);
             int ended = batch.epoch() ^ 1;
             if (mayWait && queue.hasOut(ended)) {
-                waitWithoutTheGate(s, () -> queue.awaitEpoch(ended));
+                waitForOthers(s, () -> queue.awaitEpoch(ended));
             }
         } finally {
             flushes.unlock();
@@ -352,8 +354,16 @@ final class DeferredReleases<K, V> {
         void run() throws InterruptedException;
     }
 
-    /** Runs {@code wait} with the gate given up, and takes it back, at the same depth, after. */
-    private void waitWithoutTheGate(AttachState s, FlushWait wait) throws InterruptedException {
+    /**
+     * Runs {@code wait} with the gate given up, and takes it back, at the same depth, after; a
+     * thread holding an object's section keeps the gate (a scan of the pool's objects, made only
+     * when the flush has to wait).
+     */
+    private void waitForOthers(AttachState s, FlushWait wait) throws InterruptedException {
+        if (attacher.sectionHeldBy() != null) {
+            wait.run();
+            return;
+        }
         InterruptedException interrupted = attacher.suspended(s, () -> {
             try {
                 wait.run();
