@@ -637,14 +637,14 @@ public final class RefPool<K, V> implements AutoCloseable {
      * pool.flush();                    // applied: the session is idle (or disposed) now
      * }</pre>
      *
-     * <p>It waits with the gate given up, as an acquire does while a {@code GLOBAL} factory runs, and
-     * takes it back before it returns: the thread applying such a batch may have given the gate up
-     * inside it and need it back. A thread holding an object's section keeps the gate while it
-     * waits, since a section holder never waits for the gate. Called from a disposer, it applies what is queued and does not wait
-     * for the batch that runs the disposer; inside {@link #stopTheWorld()}, which keeps the gate, it
-     * applies what is queued and does not wait for other threads' batches, whose threads wait for the
-     * stop to end. It does nothing on a closed pool: close applied every release. Do not call it
-     * while holding an object's section that a disposer may need.
+     * <p>In {@code GLOBAL} mode it waits with the gate given up, where an acquire gives it up while
+     * its factory runs, and takes it back before it returns: the thread applying such a batch may
+     * have given the one gate up inside it and need it back. Called from a disposer, it applies what
+     * is queued and does not wait for the batch that runs the disposer; inside {@link
+     * #stopTheWorld()}, which keeps the gate, it applies what is queued and does not wait for other
+     * threads' batches, whose threads wait for the stop to end. It does nothing on a closed pool:
+     * close applied every release. Do not call it while holding an object's section that a
+     * disposer may need.
      *
      * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach or for
      *     another thread's batch (the interrupt status is kept; nothing is lost)

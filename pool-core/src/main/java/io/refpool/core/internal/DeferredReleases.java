@@ -298,14 +298,13 @@ final class DeferredReleases<K, V> {
      * batch that runs the disposer is one of those it would wait for, and another thread's flush
      * may hold that lock while it waits for this very batch.
      *
-     * <p>It waits (for another flush, or for other threads' batches) with the gate given up, as an
-     * acquire does while a {@code GLOBAL} factory runs: the thread applying such a batch may have
-     * given the gate up inside it (its disposer's factory, or a {@code detached()} section) and
-     * needs it back to finish. A thread that stops the world cannot give the gate up, and every
-     * batch out then belongs to a thread waiting for it: such a flush applies what is pending and
-     * does not wait. A thread that holds an object's section keeps the gate while it waits, as
-     * before: a section holder never waits for the gate (taking it back could wait behind a stop
-     * of the world that waits for a thread waiting for that section).
+     * <p>Where a {@code GLOBAL} factory gives the gate up ({@link Attacher#yieldsGate}: a plain
+     * {@code GLOBAL} attachment, not an async step), so does a flush, around its waits (for another
+     * flush, or for other threads' batches), taking it back at the same depth after: the thread
+     * applying such a batch may have given the one gate up inside it (its disposer's factory, or a
+     * {@code detached()} section) and need it back to finish. Elsewhere a flush waits holding the
+     * gate. A thread that stops the world cannot give the gate up, and every batch out then
+     * belongs to a thread waiting for it: such a flush applies what is pending and does not wait.
      *
      * <p>A flush starts its epoch only once no batch of that epoch is out: a flush interrupted while
      * it waited leaves batches of the epoch it ended out, and the next flush must wait for them,
@@ -321,12 +320,17 @@ final class DeferredReleases<K, V> {
             return;
         }
         boolean mayWait = !s.exclusive;
+        boolean yields = attacher.yieldsGate(s) && !s.asyncStep;
         if (!flushes.tryLock()) {
             if (!mayWait) {
                 applyAll(s);
                 return;
             }
-            waitForOthers(s, flushes::lockInterruptibly);
+            if (yields) {
+                lockWithoutTheGate(s);
+            } else {
+                flushes.lock();
+            }
         }
         try {
             int starting = queue.nextFlushEpoch();
@@ -335,13 +339,13 @@ final class DeferredReleases<K, V> {
                     applyAll(s);
                     return;
                 }
-                waitForOthers(s, () -> queue.awaitEpoch(starting));
+                await(s, yields, () -> queue.awaitEpoch(starting));
             }
             ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
             apply(batch, s);
             int ended = batch.epoch() ^ 1;
             if (mayWait && queue.hasOut(ended)) {
-                waitForOthers(s, () -> queue.awaitEpoch(ended));
+                await(s, yields, () -> queue.awaitEpoch(ended));
             }
         } finally {
             flushes.unlock();
@@ -354,13 +358,9 @@ final class DeferredReleases<K, V> {
         void run() throws InterruptedException;
     }
 
-    /**
-     * Runs {@code wait} with the gate given up, and takes it back, at the same depth, after; a
-     * thread holding an object's section keeps the gate (a scan of the pool's objects, made only
-     * when the flush has to wait).
-     */
-    private void waitForOthers(AttachState s, FlushWait wait) throws InterruptedException {
-        if (attacher.sectionHeldBy() != null) {
+    /** Runs {@code wait}, with the gate given up if {@code yields} (taken back at the same depth after). */
+    private void await(AttachState s, boolean yields, FlushWait wait) throws InterruptedException {
+        if (!yields) {
             wait.run();
             return;
         }
@@ -374,6 +374,25 @@ final class DeferredReleases<K, V> {
         });
         if (interrupted != null) {
             throw interrupted;
+        }
+    }
+
+    /**
+     * Takes the flush lock with the gate given up; if taking the gate back fails after the lock was
+     * taken, the lock is given back.
+     */
+    private void lockWithoutTheGate(AttachState s) throws InterruptedException {
+        boolean[] locked = new boolean[1];
+        try {
+            await(s, true, () -> {
+                flushes.lockInterruptibly();
+                locked[0] = true;
+            });
+        } catch (Throwable t) {
+            if (locked[0]) {
+                flushes.unlock();
+            }
+            throw t;
         }
     }
 
