@@ -233,18 +233,11 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
      * @return the count before, or {@link #DISPOSED} if it was negative (checked or disposed)
      */
     int retainUnlessNegative(PoolCounters counters, AttachState s) {
-        int c = (int) COUNT.getVolatile(this);
-        while (c >= 0) {
-            int witness = (int) COUNT.compareAndExchange(this, c, c + 1);
-            if (witness == c) {
-                if (c == 0) {
-                    counters.idleHit(s);
-                }
-                return c;
-            }
-            c = witness;
+        int before = retainFrom(0);
+        if (before == 0) {
+            counters.idleHit(s);
         }
-        return DISPOSED;
+        return before < 0 ? DISPOSED : before;
     }
 
     /**
@@ -254,8 +247,13 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
      * @return the count before, or -1 if the object is idle, being checked or disposed
      */
     int retainIfLive() {
+        return retainFrom(1);
+    }
+
+    /** {@return the count before} if it was at least {@code lowest} and one CAS added to it, else -1 */
+    private int retainFrom(int lowest) {
         int c = (int) COUNT.getVolatile(this);
-        while (c > 0) {
+        while (c >= lowest) {
             int witness = (int) COUNT.compareAndExchange(this, c, c + 1);
             if (witness == c) {
                 return c;
