@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import io.refpool.core.internal.PoolCore;
+import io.refpool.core.internal.EntrySeams;
 import io.refpool.core.internal.PoolHooks.Point;
 import io.refpool.sync.CancellationToken;
 import io.refpool.testkit.TestKit.Forked;
@@ -162,7 +162,7 @@ class CapacityWaiterRacesTest {
         TestPoolHooks.Pause zero = scene.zero;
         CountDownLatch strayAdded = new CountDownLatch(1);
         CountDownLatch takeBack = new CountDownLatch(1);
-        PoolCore.setStraySeamForTests(() -> {
+        EntrySeams.setStrayAdded(() -> {
             if (Thread.currentThread() == releaser.thread) {
                 strayAdded.countDown();
                 TestKeyedPoolFixtures.awaitLatch(takeBack);
@@ -188,7 +188,7 @@ class CapacityWaiterRacesTest {
             scene.pool.runAttached(served::close); // the last reference: disposed here
         } finally {
             takeBack.countDown();
-            PoolCore.setStraySeamForTests(null);
+            EntrySeams.setStrayAdded(null);
         }
         releaser.join();
         assertEquals(1, object.disposals.get(), "the retired object was disposed once its handles closed");

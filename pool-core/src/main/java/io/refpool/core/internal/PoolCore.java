@@ -228,17 +228,6 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /**
-     * Installs, for every pool of the JVM, the seam run by a retain that found an object's count
-     * negative, between its add and its take-back; {@code null} turns it off.
-     *
-     * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
-     */
-    public static void setStraySeamForTests(Runnable seam) {
-        TestSeams.checkInstallable(seam);
-        Entry.strayAdded = seam;
-    }
-
-    /**
      * Installs the test seam; {@code null} turns it off.
      *
      * @throws IllegalStateException if the JVM runs without test seams ({@link TestSeams})
