@@ -85,6 +85,21 @@ class LifecycleControlTest {
         return drainer;
     }
 
+    /** Lets the held drainer finish; the flusher returns, "a" was disposed once, and the pool closes clean. */
+    private void finishAndAssertAppliedOnce(
+            RefPool<String, Resource> pool,
+            CountDownLatch finish,
+            TestKit.Forked<Void> flusher,
+            TestKit.Forked<Void> drainer)
+            throws Exception {
+        finish.countDown();
+        flusher.join();
+        drainer.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @Test
     void flushWaitsForABatchAnotherThreadIsApplying() throws Exception {
         RefPool<String, Resource> pool = pool(false);
@@ -95,12 +110,7 @@ class LifecycleControlTest {
         TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
         awaitParked(flusher.thread);
         assertTrue(flusher.thread.isAlive(), "flush waits for the batch the drainer took before it");
-        finish.countDown();
-        flusher.join();
-        drainer.join();
-        assertEquals(1, resources.created("a").disposals.get());
-        pool.close();
-        resources.assertAllDisposedOnceAttached();
+        finishAndAssertAppliedOnce(pool, finish, flusher, drainer);
     }
 
     @Test
@@ -198,12 +208,7 @@ class LifecycleControlTest {
                 .atMost(Duration.ofSeconds(30))
                 .until(() -> flusher.outcome.isDone() || flusher.thread.getState() == Thread.State.WAITING);
         assertFalse(flusher.outcome.isDone(), "flush returned while a batch taken before it was still out");
-        finish.countDown();
-        flusher.join();
-        drainer.join();
-        assertEquals(1, resources.created("a").disposals.get());
-        pool.close();
-        resources.assertAllDisposedOnceAttached();
+        finishAndAssertAppliedOnce(pool, finish, flusher, drainer);
     }
 
     /**
