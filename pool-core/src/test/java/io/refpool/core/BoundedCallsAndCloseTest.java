@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.refpool.sync.CancellationSource;
 import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
@@ -269,6 +271,37 @@ class BoundedCallsAndCloseTest {
                             .toCompletableFuture()
                             .get(BOUND.toSeconds(), TimeUnit.SECONDS));
             assertInstanceOf(IllegalArgumentException.class, negative.getCause());
+        }
+    }
+
+    /**
+     * Without an interrupter a limit ends where the function starts. The function here throws a
+     * {@code CancellationException} of its own after the limit has passed; it reaches the caller as
+     * it is, not as a timeout. The limit's passing is observed, not slept for: the pool's timers run
+     * on one thread in deadline order, so a probe armed with the same delay after the function
+     * started fires only after the call's own timer was due.
+     */
+    @Test
+    void aBoundedCallAsyncWithoutAnInterrupterLetsAStartedFunctionFailAsItChooses() throws Exception {
+        try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch limitPassed = new CountDownLatch(1);
+            CompletableFuture<Integer> call = pool.<Integer>callAsync("a", SHORT, value -> {
+                        inside.countDown();
+                        TestKeyedPoolFixtures.awaitLatch(limitPassed);
+                        throw new CancellationException("the function's own");
+                    })
+                    .toCompletableFuture();
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            try (CancellationSource probe = new CancellationSource()) {
+                probe.token().register(limitPassed::countDown);
+                probe.cancelAfter(SHORT);
+                assertTrue(limitPassed.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            }
+            Throwable failure = call.handle((value, thrown) -> thrown).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+            assertInstanceOf(CancellationException.class, cause, "the function's own failure");
+            assertEquals("the function's own", cause.getMessage());
         }
     }
 }

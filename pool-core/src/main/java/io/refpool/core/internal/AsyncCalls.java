@@ -84,8 +84,8 @@ public final class AsyncCalls<K, V> {
      * {@code callAsync(key, timeout, fn)}: {@link #callAsync} whose waits end after {@code timeout};
      * the stage then fails with a {@link WaitTimeoutException}. The timer starts once the call has
      * taken what was free at once, so a zero timeout means "only if nothing needs waiting for". The
-     * limit bounds the waits, never the function: a function already handed to the call executor
-     * runs to its end. With an interrupter the limit bounds the function too, so the timer starts
+     * limit bounds the waits, the call executor's queue included, never the function: one that
+     * started runs to its end, with the timer disarmed as it starts. With an interrupter the limit bounds the function too, so the timer starts
      * with the call: a function the executor starts, or even finishes, before this method returns
      * is timed, and a zero limit fails the call without running it.
      */
@@ -105,13 +105,24 @@ public final class AsyncCalls<K, V> {
         boolean boundsFunction = runs != null && runs.interrupts();
         // the limit bounds the function too: it runs from the call (see above)
         CancellationSource limit = boundsFunction ? RunControl.armLimit(timer, timeout) : null;
-        CompletableFuture<T> calling = this.<T>callAsync(key, timer.token(), fn).toCompletableFuture();
+        // without an interrupter the limit ends where the function starts: its timer is disarmed
+        // there, and what the function throws, a CancellationException included, is its own
+        AtomicBoolean started = new AtomicBoolean();
+        PoolFunction<? super V, ? extends T, ? extends Exception> timed = boundsFunction
+                ? fn
+                : value -> {
+                    started.set(true);
+                    timer.close();
+                    return fn.apply(value);
+                };
+        CompletableFuture<T> calling =
+                this.<T>callAsync(key, timer.token(), timed).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
             if (limit != null) {
                 limit.close();
             }
-            boolean fired = timer.token().isCancellationRequested();
+            boolean fired = timer.token().isCancellationRequested() && !started.get();
             timer.close();
             if (failure == null) {
                 result.complete(value);
