@@ -15,6 +15,8 @@ import io.refpool.core.internal.PoolHooks.Point;
 import io.refpool.sync.WaitInterruptedException;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
@@ -63,6 +65,32 @@ class LifecycleControlTest {
         assertEquals(1, resources.disposalCount(), "applied: count 0 with no idle cache disposes it");
         assertFalse(pool.isAttached(), "flush attached only for its own work");
         pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void flushAfterCloseAppliesTheReleasesOfHandlesClosedSince() throws Exception {
+        List<Runnable> heldDrains = new CopyOnWriteArrayList<>();
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.SHARED)
+                .drainDelay(Duration.ofHours(1))
+                .executor(heldDrains::add)); // takes drains and runs none until the test does
+        Handle<Resource> handle = pool.attached(() -> pool.acquire("a"));
+        pool.close(); // "a" stays: its handle is open
+        forkRun("closer", handle::close).join(); // after the close: pending, its drain held by the executor
+        assertEquals(0, resources.disposalCount(), "nothing applied it yet");
+        assertFalse(heldDrains.isEmpty(), "a drain was handed over");
+
+        pool.flush();
+        assertEquals(1, resources.disposalCount(), "flush applied it");
+        assertEquals(0, pool.stats().pendingDecrements());
+        assertFalse(pool.isAttached());
+        heldDrains.forEach(Runnable::run); // the drains find nothing left
+        assertEquals(
+                List.of(PoolError.Kind.HANDLES_OPEN_AT_CLOSE),
+                resources.errors.stream().map(PoolError::kind).toList());
+        resources.errors.clear();
         resources.assertAllDisposedOnceAttached();
     }
 

@@ -242,6 +242,21 @@ final class Attacher<K, V> {
     }
 
     /**
+     * {@link #enterClosure} on a pool that has begun to close: pool-internal work a caller asks for
+     * ({@code flush()} of the releases of handles closed since), waiting for the gate as a drain
+     * does, which the close gives up when it ends.
+     */
+    AttachState enterClosureAfterClose() {
+        AttachState s = states.get();
+        if (s.depth > 0) {
+            s.depth++;
+        } else {
+            s.enterOutermostWithoutScope(this, gates.enter(CancellationToken.none(), false, true));
+        }
+        return s;
+    }
+
+    /**
      * Leaves a closure entered at {@code level}. Attachments the work opened inside and left open
      * end with it, as they do for an async function.
      */

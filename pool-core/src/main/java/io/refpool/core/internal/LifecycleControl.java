@@ -49,17 +49,20 @@ public final class LifecycleControl<K, V> {
 
     /**
      * Applies every release pending when called, attaching as needed, and waits for batches other
-     * threads are applying. A closed pool has none: close applied them.
+     * threads are applying. A close that is running applies them itself, and may wait for this
+     * thread: the flush returns. After the close these are the releases of handles closed since,
+     * which drainer threads apply too.
      */
     public void flush() {
-        if (pool.isClosed()) {
-            return;
-        }
         AttachState s;
-        try {
-            s = attacher.enterClosure("flush()");
-        } catch (PoolClosedException closedMeanwhile) {
-            return;
+        if (pool.isCloseFinished()) {
+            s = attacher.enterClosureAfterClose();
+        } else {
+            try {
+                s = attacher.enterClosure("flush()");
+            } catch (PoolClosedException closing) {
+                return;
+            }
         }
         int level = s.depth;
         try {
@@ -68,6 +71,9 @@ public final class LifecycleControl<K, V> {
             throw Waits.interrupted("the releases another thread is applying in pool '" + pool.name() + "'", e);
         } finally {
             attacher.exitClosure(s, level);
+            if (pool.isClosed()) {
+                attacher.forgetThread(); // as close does: a closed pool keeps no state on this thread
+            }
         }
     }
 

@@ -155,6 +155,11 @@ public final class PoolCore<K, V> implements PoolState {
         return shutdown.isClosed();
     }
 
+    @Override
+    public boolean isCloseFinished() {
+        return shutdown.isFinished();
+    }
+
     /** {@return the pool's name}, as the builder set it or a generated one */
     @Override
     public String name() {

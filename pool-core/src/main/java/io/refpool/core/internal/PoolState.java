@@ -11,6 +11,9 @@ interface PoolState {
     /** {@return whether close() has begun}: from then on, new attaches and acquires are refused */
     boolean isClosed();
 
+    /** {@return whether close() has finished}: no close work runs, and none waits for any thread */
+    boolean isCloseFinished();
+
     /** {@return the pool's name}, for messages, JFR events and thread names */
     String name();
 

@@ -38,6 +38,11 @@ final class Shutdown {
         return state.get() != OPEN;
     }
 
+    /** {@return whether the close finished}: the state is {@code CLOSED} */
+    boolean isFinished() {
+        return state.get() == CLOSED;
+    }
+
     /**
      * {@code close()}: runs {@code work} on the first caller, then {@code closing} (still
      * {@code CLOSING}), then opens the latch and runs {@code closed}. A later caller waits for the

@@ -49,6 +49,11 @@ public class RunControlLincheckTest {
         }
 
         @Override
+        public boolean isCloseFinished() {
+            return false;
+        }
+
+        @Override
         public String name() {
             return "lincheck";
         }
