@@ -21,6 +21,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Lifecycle control a host runs a pool with for months: {@code flush()}, {@code invalidate(key)},
@@ -272,6 +274,56 @@ class LifecycleControlTest {
         finish.countDown();
         drainer.join(); // bounded: a deadlock fails here
         flusher.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * In the shared modes a flush of its own (the thread was not attached) waits without the gate
+     * too. The batch's thread gave the gate up inside it ({@code detached()} in its disposer); a
+     * {@code stopTheWorld()} queued after the flush waits for every shared hold, and the batch's
+     * thread, taking the gate back, queues behind it. Before, the flush held its shared hold while
+     * it waited for that batch: the three waited for one another for ever.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = AttachMode.class,
+            names = {"SHARED", "PER_OBJECT"})
+    void aFlushOfItsOwnWaitsWithoutTheGateSoAStopQueuedBehindItCannotHoldTheBatchBack(AttachMode mode)
+            throws Exception {
+        TestResources resources = new TestResources();
+        RefPool<String, Resource> pool =
+                resources.build(resources.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
+        CountDownLatch detached = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            if (resource.key.equals("a")) {
+                try (Attachment attachment = pool.attach()) {
+                    attachment.detached(() -> {
+                        detached.countDown();
+                        await(finish);
+                        return null;
+                    });
+                }
+            }
+        });
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        forkRun("closer", a::close).join(); // pending
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close()); // takes the batch
+        await(detached);
+        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        awaitParked(flusher.thread);
+        TestKit.Forked<Void> stopper =
+                forkRun("stopper", () -> pool.stopTheWorld().close());
+        Awaitility.await()
+                .atMost(TestKit.BOUND)
+                .until(() -> !stopper.thread.isAlive()
+                        || stopper.thread.getState() == Thread.State.WAITING); // through, or queued
+        finish.countDown();
+        drainer.join(); // bounded: a deadlock fails here
+        flusher.join();
+        stopper.join();
         assertEquals(1, resources.created("a").disposals.get());
         pool.close();
         resources.assertAllDisposedOnceAttached();

@@ -302,8 +302,11 @@ final class DeferredReleases<K, V> {
      * {@code GLOBAL} attachment, not an async step), so does a flush, around its waits (for another
      * flush, or for other threads' batches), taking it back at the same depth after: the thread
      * applying such a batch may have given the one gate up inside it (its disposer's factory, or a
-     * {@code detached()} section) and need it back to finish. Elsewhere a flush waits holding the
-     * gate. A thread that stops the world cannot give the gate up, and every batch out then
+     * {@code detached()} section) and need it back to finish. So does a flush in any mode whose
+     * attachment is its own ({@code ownAttachment}: the thread was not attached), which holds
+     * nothing else: in the shared modes that batch's thread may need the gate back behind a
+     * {@code stopTheWorld()} queued for it, which waits for every shared hold. Elsewhere a flush
+     * waits holding the gate. A thread that stops the world cannot give the gate up, and every batch out then
      * belongs to a thread waiting for it: such a flush applies what is pending and does not wait.
      *
      * <p>A flush starts its epoch only once no batch of that epoch is out: a flush interrupted while
@@ -312,7 +315,7 @@ final class DeferredReleases<K, V> {
      *
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
-    void flush(AttachState s) throws InterruptedException {
+    void flush(AttachState s, boolean ownAttachment) throws InterruptedException {
         if (s.disposing) {
             // inside a disposal: the batch running it may be one another flusher waits for while
             // holding the flush lock, so taking that lock here would wait for that flusher for ever
@@ -320,7 +323,7 @@ final class DeferredReleases<K, V> {
             return;
         }
         boolean mayWait = !s.exclusive;
-        boolean yields = attacher.yieldsGate(s) && !s.asyncStep;
+        boolean yields = (attacher.yieldsGate(s) || ownAttachment) && !s.asyncStep;
         if (!flushes.tryLock()) {
             if (!mayWait) {
                 applyAll(s);
