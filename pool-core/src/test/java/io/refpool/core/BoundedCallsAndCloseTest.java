@@ -304,4 +304,25 @@ class BoundedCallsAndCloseTest {
             assertEquals("the function's own", cause.getMessage());
         }
     }
+
+    /** A caller that cancels a timed callAsync while it waits ends it; that is no timeout. */
+    @Test
+    void aBoundedCallAsyncItsCallerCancelsIsNoTimeout() throws Exception {
+        try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
+            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+            AtomicInteger ran = new AtomicInteger();
+            CompletableFuture<Integer> waiting = pool.callAsync(
+                            "a", Duration.ofMinutes(1), value -> ran.incrementAndGet())
+                    .toCompletableFuture();
+            assertTrue(waiting.cancel(false));
+            release.countDown();
+            holder.join();
+            assertEquals(0, pool.stats().timeouts(), "the caller's cancel is no timeout");
+            assertEquals(0, ran.get());
+        }
+    }
 }

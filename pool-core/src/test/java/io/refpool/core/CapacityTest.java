@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Capacity: {@code maxObjects} bounds live plus idle objects. An attached acquire evicts idle
@@ -274,6 +275,35 @@ class CapacityTest {
             a.close();
         }
         assertEquals(0, pool.stats().live(), "no object is created for a caller who gave up");
+        assertAllPermitsFree(pool, 1);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    /**
+     * The timed form as the token form: a caller that settles its own future, with a value or a
+     * cancel, ends the wait at once (no dead waiter keeps its place in line, takes the next permit
+     * and runs the factory for nobody), and nothing counts as a timeout.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aTimedWaiterWhoseFutureTheCallerSettlesLeavesTheLineAndIsNoTimeout(boolean withAValue) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder().maxObjects(1));
+        Handle<Session> a = acquireAttached(pool, "a");
+        CompletableFuture<Handle<Session>> waiter =
+                pool.acquireAsync("b", Duration.ofMinutes(1)).toCompletableFuture();
+        assertEquals(1, pool.stats().capacityWaiters());
+        assertTrue(withAValue ? waiter.complete(null) : waiter.cancel(false), "the caller settles its own future");
+        assertEquals(0, pool.stats().capacityWaiters(), "settling the future ends the wait");
+        try (Attachment attached = pool.attach()) {
+            a.close();
+        }
+        assertEquals(
+                List.of("a"),
+                engine.created.stream().map(session -> session.key).toList(),
+                "no factory for b");
+        assertEquals(0, pool.stats().timeouts(), "the caller's own settling is no timeout");
         assertAllPermitsFree(pool, 1);
         pool.close();
         engine.assertAllDisposedExactlyOnce();

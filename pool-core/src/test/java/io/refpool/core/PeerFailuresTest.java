@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.internal.EntrySeams;
 import io.refpool.core.internal.PoolHooks;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
@@ -614,6 +615,31 @@ class PeerFailuresTest {
                 Guard again = h.section(Duration.ofSeconds(5))) {
             assertSame(h.get(), h.get());
         }
+        closeAttached(pool, h);
+        pool.close();
+        engine.awaitAllDisposedExactlyOnce();
+    }
+
+    /**
+     * A section waiter whose caller completes its future with a value of its own ends its wait
+     * there, as a cancel does: it keeps neither its place in line nor a reference on the object
+     * until the holder lets go.
+     */
+    @Test
+    void aSectionWaiterWhoseFutureTheCallerCompletesGivesItsReferenceBackAtOnce() throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        Handle<Session> h = acquireAttached(pool, "a");
+        Guard held = get(h.sectionAsync(CancellationToken.none()).toCompletableFuture());
+        int holding = EntrySeams.countBehind(h);
+        try (Attachment attached = pool.attach()) { // the wait's reference goes back at once, attached
+            CompletableFuture<Guard> waiter =
+                    h.sectionAsync(CancellationToken.none()).toCompletableFuture();
+            assertEquals(holding + 1, EntrySeams.countBehind(h), "the waiter holds a reference");
+            assertTrue(waiter.complete(null), "the caller completes its own future");
+            assertEquals(holding, EntrySeams.countBehind(h), "its wait ended: the reference is back");
+        }
+        held.close();
         closeAttached(pool, h);
         pool.close();
         engine.awaitAllDisposedExactlyOnce();

@@ -346,6 +346,7 @@ final class Acquirer<K, V> {
         }
         CompletableFuture<Handle<V>> result = new CompletableFuture<>();
         acquired.whenComplete((handle, failure) -> {
+            boolean fired = timer.token().isCancellationRequested();
             timer.close();
             if (failure == null) {
                 if (!result.complete(handle)) {
@@ -353,15 +354,16 @@ final class Acquirer<K, V> {
                 }
                 return;
             }
+            if (result.isDone()) {
+                return; // the caller settled the future and so ended the wait: its outcome stands, no timeout
+            }
             Throwable cause = Waits.unwrapped(failure);
             result.completeExceptionally(
-                    cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
+                    fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
         });
-        result.whenComplete((handle, failure) -> {
-            if (failure != null) {
-                timer.cancel(); // the caller completed or cancelled the future: end the wait
-            }
-        });
+        // settled by the caller (a cancel, or a value of its own): end the wait; settled by the
+        // acquire, the wait is over and this ends nothing
+        result.whenComplete((handle, failure) -> timer.cancel());
         return result;
     }
 

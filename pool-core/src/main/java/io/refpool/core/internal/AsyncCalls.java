@@ -128,6 +128,9 @@ public final class AsyncCalls<K, V> {
                 result.complete(value);
                 return;
             }
+            if (result.isDone()) {
+                return; // the caller settled the stage and so ended the call: its outcome stands, no timeout
+            }
             Throwable cause = Waits.unwrapped(failure);
             result.completeExceptionally(
                     fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);

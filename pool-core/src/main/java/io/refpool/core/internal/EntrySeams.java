@@ -27,4 +27,14 @@ public final class EntrySeams {
         TestSeams.checkInstallable(seam);
         Entry.strayAdded = seam;
     }
+
+    /**
+     * {@return the count of the object behind {@code handle}}: the references held on it (open
+     * handles, sections and waits that retain it), read once; for tests
+     *
+     * @param handle a handle the pool made
+     */
+    public static int countBehind(io.refpool.core.Handle<?> handle) {
+        return ((PooledHandle<?, ?>) handle).entry.count();
+    }
 }

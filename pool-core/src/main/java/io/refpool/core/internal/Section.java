@@ -351,11 +351,9 @@ final class Section {
                 held.close(); // the caller gave up first
             }
         });
-        result.whenComplete((held, failure) -> {
-            if (failure != null) {
-                wait.cancel(false); // ends the wait; a grant that won the race arrives above and is given back
-            }
-        });
+        // settled by the caller (a cancel, or a value of its own): ends the wait, and a grant that won
+        // the race arrives above and is given back; settled by the grant, this ends nothing
+        result.whenComplete((held, failure) -> wait.cancel(false));
         return result;
     }
 
