@@ -60,6 +60,48 @@ class AsyncContractsTest {
         assertThrows(NullPointerException.class, () -> pool.acquireAsync(null, CancellationToken.none()));
     }
 
+    /**
+     * A granted attachAsync applies the releases pending before its function runs; a caller that
+     * gives up meanwhile (here from a disposer that grant runs) is told its cancel took, so the
+     * function must not run. The holder's way out applies "a", whose disposer leaves "b" pending;
+     * the grant, on the holder's thread, applies "b", whose disposer cancels the stage.
+     */
+    @Test
+    void anAttachAsyncCancelledWhileItsGrantAppliesPendingReleasesNeverRuns() throws Exception {
+        RefPool<String, Resource> pool = resources.build(
+                resources.builder().attachMode(AttachMode.GLOBAL).drainDelay(java.time.Duration.ofHours(1)));
+        Handle<Resource> a = pool.attached(() -> pool.acquire("a"));
+        Handle<Resource> b = pool.attached(() -> pool.acquire("b"));
+        java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CompletableFuture<String>> waiting =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean cancelTook = new java.util.concurrent.atomic.AtomicBoolean();
+        resources.alsoOnDispose(resource -> {
+            if (resource.key.equals("a")) {
+                try {
+                    TestKit.forkRun("closer of b", b::close).join(); // pending again, after the holder took "a"
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            } else if (resource.key.equals("b")) {
+                cancelTook.set(waiting.get().cancel(false));
+            }
+        });
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        try (Attachment holder = pool.attach()) {
+            waiting.set(pool.attachAsync(CancellationToken.none(), attached -> {
+                        ran.incrementAndGet();
+                        return "ran";
+                    })
+                    .toCompletableFuture());
+            TestKit.forkRun("closer of a", a::close).join(); // pending
+        } // applies "a"; the gate goes to the waiter, whose grant applies "b"
+        assertEquals(true, cancelTook.get(), "the cancel took: the function had not started");
+        TestKit.joinedCancellation(waiting.get());
+        assertEquals(0, ran.get(), "fn never runs once its caller gave up");
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(AttachMode.class)
     void anAttachAsyncItsCallerCancelsWhileItWaitsNeverRunsAndKeepsNothing(AttachMode mode) throws Exception {

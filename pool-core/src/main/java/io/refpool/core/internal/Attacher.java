@@ -7,6 +7,7 @@ import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
 import io.refpool.sync.Guard;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -407,6 +408,14 @@ final class Attacher<K, V> {
         // completed with the failure itself, not through a dependent stage, which would wrap it
         CompletableFuture<T> result = new CompletableFuture<>();
         CancellationSource callerGaveUp = CancellationSource.linkedTo(token);
+        // attached, the releases pending are applied before fn: a caller may give up meanwhile
+        Function<? super Attachment, ? extends T> unlessGivenUp = attachment -> {
+            if (result.isDone()) {
+                throw new CancellationException("attachAsync() in pool '" + pool.name()
+                        + "': the caller settled the stage before the function started");
+            }
+            return fn.apply(attachment);
+        };
         gates.waitAsync(callerGaveUp.token(), exclusive).whenComplete((guard, failure) -> {
             callerGaveUp.close();
             if (failure != null) {
@@ -414,9 +423,9 @@ final class Attacher<K, V> {
             } else if (result.isDone()) { // the caller completed it while the grant came: fn never runs
                 gates.leave(guard, exclusive);
             } else if (states.get().poolSuspensions > 0) {
-                runOnThreadOfItsOwn(guard, exclusive, fn, result);
+                runOnThreadOfItsOwn(guard, exclusive, unlessGivenUp, result);
             } else {
-                Waits.completeWith(result, () -> runAttached(guard, exclusive, fn));
+                Waits.completeWith(result, () -> runAttached(guard, exclusive, unlessGivenUp));
             }
         });
         // completed by the caller (cancel, complete, orTimeout): the wait ends; completed by the
