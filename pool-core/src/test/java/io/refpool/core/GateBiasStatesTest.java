@@ -56,6 +56,33 @@ class GateBiasStatesTest {
         return pool;
     }
 
+    /**
+     * An {@code attachAsync} on an attached thread runs nested at once; a {@code detached()} inside
+     * it gives the whole gate up, so a stop of the world there is not held back by the thread's own
+     * extra hold. Before, the nested run kept that hold until it returned, and the stop waited for
+     * itself.
+     */
+    @ParameterizedTest(name = "{0}, bias {1}")
+    @MethodSource("states")
+    void aDetachedSectionInANestedAttachAsyncLeavesTheGateWhole(AttachMode mode, Boolean bias) throws Throwable {
+        RefPool<String, Resource> pool = pool(mode, bias);
+        String result;
+        try (Attachment outer = pool.attach()) {
+            result = pool.attachAsync(
+                            CancellationToken.none(),
+                            nested -> nested.detached(() -> {
+                                try (Attachment alone = pool.stopTheWorld(java.time.Duration.ofSeconds(2))) {
+                                    return "stopped";
+                                }
+                            }))
+                    .toCompletableFuture()
+                    .get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        }
+        assertEquals("stopped", result);
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @ParameterizedTest(name = "{0}, bias {1}")
     @MethodSource("states")
     void reducedScenarioHoldsNothingAndDisposesOnce(AttachMode mode, Boolean bias) throws Throwable {

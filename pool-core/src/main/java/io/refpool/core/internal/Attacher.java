@@ -468,8 +468,10 @@ final class Attacher<K, V> {
         boolean wasAsyncStep = s.asyncStep;
         s.asyncStep = true;
         if (s.depth > 0) {
-            // granted on a thread that is attached already: run nested, then drop the extra hold
+            // granted on a thread that is attached already: run nested. The thread's own hold covers
+            // the level, so the extra one goes at once: a detached() inside leaves the gate whole
             AttachScope scope = s.enterNested();
+            gates.leave(guard, exclusive);
             try {
                 applyIfDirty(s);
                 return fn.apply(scope);
@@ -478,7 +480,6 @@ final class Attacher<K, V> {
                     s.endScopesAbove(scope.level);
                     s.leaveNested(scope);
                 }
-                gates.leave(guard, exclusive);
                 s.asyncStep = wasAsyncStep;
             }
         }
