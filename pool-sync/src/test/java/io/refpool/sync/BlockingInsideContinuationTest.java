@@ -76,6 +76,46 @@ class BlockingInsideContinuationTest {
         assertPermits(semaphore, 2);
     }
 
+    /**
+     * A continuation that releases and then blocks on something this package does not see (here a
+     * latch the next waiter's continuation opens) runs the completions it deferred first, through
+     * {@link Continuations#settleDeferred()}; without it, the next waiter owns the mutex without
+     * being told for as long as the continuation blocks.
+     */
+    @Test
+    void continuationThatReleasesThenBlocksElsewhereSettlesWhatItDeferredFirst() throws Exception {
+        AsyncMutex mutex = new AsyncMutex();
+        assertTrue(mutex.tryLock());
+        java.util.concurrent.CountDownLatch secondRan = new java.util.concurrent.CountDownLatch(1);
+        List<String> order = new ArrayList<>();
+        CompletableFuture<Void> blocking = mutex.acquire()
+                .thenAccept(guard -> {
+                    order.add("first");
+                    guard.close(); // grants the next waiter; its completion is deferred on this thread
+                    Continuations.settleDeferred();
+                    try {
+                        order.add(
+                                secondRan.await(TestKit.BOUND.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)
+                                        ? "first saw second"
+                                        : "first timed out");
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                })
+                .toCompletableFuture();
+        mutex.acquire().thenAccept(guard -> {
+            order.add("second");
+            guard.close();
+            secondRan.countDown();
+        });
+
+        mutex.unlock();
+
+        blocking.join();
+        assertEquals(List.of("first", "second", "first saw second"), order);
+        assertFreeAndUsable(mutex);
+    }
+
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
         try {
             return mutex.tryAcquire(TestKit.BOUND);

@@ -5,6 +5,7 @@ import io.refpool.core.Attachment;
 import io.refpool.core.PoolClosedException;
 import io.refpool.sync.CancellationSource;
 import io.refpool.sync.CancellationToken;
+import io.refpool.sync.Continuations;
 import io.refpool.sync.Guard;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -339,6 +340,9 @@ final class Attacher<K, V> {
         Guard held = s.guard;
         int depth = s.suspend();
         gates.leave(held, exclusive);
+        // inside a continuation, the waiter this grants is told now: work may block in ways the
+        // gate's queue cannot see (a creation, a latch), and that waiter owns the gate meanwhile
+        Continuations.settleDeferred();
         try {
             return work.get();
         } finally {

@@ -79,6 +79,14 @@ public abstract class WaiterQueue {
     private static final VarHandle SPINNERS = VarHandles.field(MethodHandles.lookup(), "spinners", int.class);
 
     /**
+     * Runs the settles this thread deferred while inside a continuation, as a blocking acquire does
+     * before it parks: for a continuation about to block some other way.
+     */
+    public static void settleDeferred() {
+        Trampoline.runDeferredBeforeParking();
+    }
+
+    /**
      * How many {@code onSpinWait} rounds a queued blocking waiter spins on its own phase before it
      * parks: a few microseconds, less than a park and the wake-up it needs cost, and more than a
      * short critical section.

@@ -1,0 +1,69 @@
+package io.refpool.core;
+
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.awaitParked;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.forkRun;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.refpool.core.TestResources.Resource;
+import io.refpool.sync.CancellationToken;
+import io.refpool.testkit.TestKit;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * In {@code GLOBAL} mode an {@code attachAsync} function runs on the thread whose release granted
+ * it, inside that thread's continuation, where the completions its own releases cause wait until
+ * it returns. When such a function gives the gate up ({@code detached()}, a factory, a wait for a
+ * section) and then blocks, the next waiter owns the gate: it is told before the thread blocks, so
+ * it runs and lets the gate go, rather than owning it unseen for as long as the thread blocks.
+ */
+class GateGivenUpInAContinuationTest {
+    private final TestResources resources = new TestResources();
+
+    @Test
+    void aWaiterGrantedTheGateInsideAContinuationRunsBeforeThatThreadBlocks() throws Exception {
+        RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(AttachMode.GLOBAL));
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        TestKit.Forked<Void> holder = forkRun("holder", () -> {
+            try (Attachment attached = pool.attach()) {
+                holding.countDown();
+                TestKeyedPoolFixtures.awaitLatch(letGo);
+            } // grants "first", which runs here, inside this thread's continuation
+        });
+        TestKeyedPoolFixtures.awaitLatch(holding);
+
+        CompletableFuture<Void> elsewhere = new CompletableFuture<>();
+        CountDownLatch blocking = new CountDownLatch(1);
+        CompletableFuture<String> first = pool.attachAsync(
+                        CancellationToken.none(),
+                        attachment -> attachment.detached(() -> {
+                            blocking.countDown();
+                            elsewhere.join(); // blocks outside the gate's queue, the gate given up
+                            return "first";
+                        }))
+                .toCompletableFuture();
+        CompletableFuture<Integer> second =
+                pool.attachAsync(CancellationToken.none(), attachment -> 2).toCompletableFuture();
+        eventually().until(() -> pool.core().gateQueueLength() == 2);
+
+        letGo.countDown();
+        TestKeyedPoolFixtures.awaitLatch(blocking);
+        awaitParked(holder.thread);
+        try (Attachment attached = pool.attach(Duration.ofSeconds(2))) { // the gate is free again
+            elsewhere.complete(null);
+        } finally {
+            elsewhere.complete(null);
+        }
+        holder.join();
+        assertEquals("first", first.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(2, second.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+}
