@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 
 /**
@@ -243,6 +244,34 @@ public final class CancellationSource implements AutoCloseable {
      * @throws IllegalStateException if this source is closed
      */
     public void cancelAfter(Duration delay) {
+        arm(delay, null);
+    }
+
+    /**
+     * {@link #cancelAfter(Duration)} whose cancel, when the delay has passed, the timer thread hands
+     * to {@code executor} rather than running it: the callbacks, and whatever they set off (the
+     * waiters a cancelled wait lets through, their continuations), run there, and a slow one holds
+     * back no other timer of the JVM. If {@code executor} throws, the timer thread cancels itself.
+     * {@link Duration#ZERO} cancels now, on this thread.
+     *
+     * <pre>{@code
+     * java.util.concurrent.ExecutorService cancels = java.util.concurrent.Executors.newCachedThreadPool();
+     * CancellationSource source = new CancellationSource();
+     * source.cancelAfter(Duration.ofSeconds(2), cancels);
+     * }</pre>
+     *
+     * @param delay how long to wait before cancelling
+     * @param executor where the cancel runs
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code delay} is negative
+     * @throws IllegalStateException if this source is closed
+     */
+    public void cancelAfter(Duration delay, Executor executor) {
+        Objects.requireNonNull(executor, "executor");
+        arm(delay, executor);
+    }
+
+    private void arm(Duration delay, Executor executor) {
         Objects.requireNonNull(delay, "delay");
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
@@ -258,7 +287,8 @@ public final class CancellationSource implements AutoCloseable {
             cancel();
             return;
         }
-        ScheduledFuture<?> scheduled = CancellationTimers.schedule(this::cancelFromTimer, saturatedNanos(delay));
+        Runnable fire = executor == null ? this::cancelFromTimer : () -> handOff(executor);
+        ScheduledFuture<?> scheduled = CancellationTimers.schedule(fire, saturatedNanos(delay));
         Object witness;
         while ((witness = TIMER.compareAndExchange(this, current, scheduled)) != current) {
             if (witness == CLOSED) {
@@ -393,6 +423,15 @@ public final class CancellationSource implements AutoCloseable {
     private CancellationNode linkedTop() {
         CancellationNode top = (CancellationNode) HEAD.getAcquire(this);
         return top == CANCELLED ? null : top;
+    }
+
+    /** On the timer thread: the cancel goes to {@code executor}, or runs here if it throws. */
+    private void handOff(Executor executor) {
+        try {
+            executor.execute(this::cancelFromTimer);
+        } catch (Throwable refused) {
+            cancelFromTimer();
+        }
     }
 
     private void cancelFromTimer() {

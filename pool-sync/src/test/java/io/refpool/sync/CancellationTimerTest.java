@@ -37,6 +37,41 @@ class CancellationTimerTest {
     }
 
     @Test
+    void cancelAfterWithAnExecutorHandsTheCancelToIt() throws Exception {
+        java.util.concurrent.ExecutorService cancels =
+                java.util.concurrent.Executors.newSingleThreadExecutor(task -> new Thread(task, "cancels"));
+        try {
+            CancellationSource source = new CancellationSource();
+            AtomicReference<Thread> ranOn = new AtomicReference<>();
+            source.token().register(() -> ranOn.set(Thread.currentThread()));
+
+            source.cancelAfter(Duration.ofMillis(20), cancels);
+
+            await().atMost(10, SECONDS).until(() -> ranOn.get() != null);
+            assertTrue(ranOn.get().getName().equals("cancels"), ranOn.get().getName());
+        } finally {
+            cancels.shutdown();
+        }
+    }
+
+    @Test
+    void cancelAfterWithAnExecutorThatThrowsCancelsOnTheTimerThread() {
+        CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        source.token().register(() -> ranOn.set(Thread.currentThread()));
+
+        source.cancelAfter(Duration.ofMillis(20), task -> {
+            throw new java.util.concurrent.RejectedExecutionException("full");
+        });
+
+        await().atMost(10, SECONDS).until(() -> ranOn.get() != null);
+        assertTrue(
+                ranOn.get().getName().startsWith("refpool-cancellation-timer"),
+                ranOn.get().getName());
+        assertThrows(NullPointerException.class, () -> new CancellationSource().cancelAfter(LONG, null));
+    }
+
+    @Test
     void cancelAfterZeroCancelsNowOnThisThread() {
         CancellationSource source = new CancellationSource();
         AtomicReference<Thread> ranOn = new AtomicReference<>();

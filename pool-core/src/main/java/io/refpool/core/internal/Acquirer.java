@@ -336,7 +336,7 @@ final class Acquirer<K, V> {
         }
         WaitTimeoutException timedOut;
         try {
-            timer.cancelAfter(timeout);
+            Waits.arm(timer, timeout);
             timedOut = new WaitTimeoutException(objectFor(key), timeout); // the caller's stack
         } catch (Throwable failed) { // the wait is queued: end it, so nothing it would get is orphaned
             timer.cancel();

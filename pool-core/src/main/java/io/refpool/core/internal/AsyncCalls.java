@@ -140,7 +140,7 @@ public final class AsyncCalls<K, V> {
         result.whenComplete((value, failure) -> timer.cancel());
         if (!boundsFunction && !calling.isDone()) {
             try {
-                timer.cancelAfter(timeout);
+                Waits.arm(timer, timeout);
             } catch (IllegalStateException closedMeanwhile) {
                 // the call completed between the check and the arming: nothing to time
             }

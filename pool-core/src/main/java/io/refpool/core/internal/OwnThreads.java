@@ -27,9 +27,10 @@ final class OwnThreads {
     }
 
     /**
-     * Runs the interrupt a passed time limit calls for ({@code RunControl}, {@code AsyncCalls}) off
-     * the one timer thread every {@code cancelAfter} of the JVM shares, so an interrupter that takes
-     * long delays no other timer. Its threads are daemons, reused, and end after a minute idle, so a
+     * Runs what a passed time limit sets off (the interrupt of {@code RunControl} and {@code
+     * AsyncCalls}, the end of a timed wait, {@link Waits#arm}) off the one timer thread every {@code
+     * cancelAfter} of the JVM shares, so an interrupter that takes long, or a factory a timed-out
+     * wait lets run, delays no other timer. Its threads are daemons, reused, and end after a minute idle, so a
      * storm of limits passing at once costs a few threads, not one each. What handing the work over
      * throws ({@link OutOfMemoryError} when no thread can be made) reaches the caller, and
      * {@code work} then never runs.

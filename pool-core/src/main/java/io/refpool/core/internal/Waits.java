@@ -77,8 +77,17 @@ final class Waits {
     /** {@return a source whose token is cancelled after {@code timeout}}, to close when the wait ends */
     static CancellationSource timer(Duration timeout) {
         CancellationSource timer = new CancellationSource();
-        timer.cancelAfter(timeout);
+        arm(timer, timeout);
         return timer;
+    }
+
+    /**
+     * Arms {@code timer} to be cancelled after {@code timeout} on a thread of the pool's own, not on
+     * the JVM's one timer thread: a wait it ends may let the waiters behind it through, and their
+     * continuations (another request's factory, its disposers) then run where it is cancelled.
+     */
+    static void arm(CancellationSource timer, Duration timeout) {
+        timer.cancelAfter(timeout, OwnThreads::interrupt);
     }
 
     /**
