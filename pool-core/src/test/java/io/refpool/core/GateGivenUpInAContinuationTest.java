@@ -5,6 +5,7 @@ import static io.refpool.testkit.TestKit.awaitParked;
 import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.refpool.core.TestResources.Resource;
 import io.refpool.sync.CancellationToken;
@@ -65,5 +66,43 @@ class GateGivenUpInAContinuationTest {
         assertEquals(2, second.get(BOUND.toSeconds(), TimeUnit.SECONDS));
         pool.close();
         resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
+     * A drain waiting at the gate is granted it by a thread giving the gate up for its factory. It
+     * runs on a drainer thread, not first on that thread, inside the creation it interrupts: there
+     * its disposers would delay the factory, and one that acquired the key being created would be
+     * told it waits for itself.
+     */
+    @Test
+    void aDrainGrantedTheGateByAThreadGivingItUpForItsFactoryRunsElsewhere() throws Exception {
+        java.util.List<String> disposedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RefPool<String, String> pool = RefPool.newBuilder()
+                .attachMode(AttachMode.GLOBAL)
+                .drainThreshold(1) // a release off the attachment drains at once, on the executor
+                .executor(Runnable::run) // here: the closing thread, which finds the gate held
+                .drainDelay(Duration.ofHours(1))
+                .disposer((String key, String object, DisposalCause cause) ->
+                        disposedOn.add(key + " on " + Thread.currentThread().getName()))
+                .build((String key) -> "object of " + key);
+        Handle<String> x = pool.attached(() -> pool.acquire("x"));
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch create = new CountDownLatch(1);
+        TestKit.Forked<Void> creator = forkRun("creator", () -> {
+            try (Attachment attached = pool.attach()) {
+                holding.countDown();
+                TestKeyedPoolFixtures.awaitLatch(create);
+                pool.acquire("y").close(); // gives the gate up for the factory: the drain is granted
+            }
+        });
+        TestKeyedPoolFixtures.awaitLatch(holding);
+        forkRun("closer", x::close).join(); // its drain waits at the gate
+        eventually().until(() -> pool.core().gateQueueLength() == 1);
+
+        create.countDown();
+        creator.join();
+        eventually().until(() -> disposedOn.stream().anyMatch(d -> d.startsWith("x on ")));
+        assertFalse(disposedOn.contains("x on creator"), "x disposed inside the creation: " + disposedOn);
+        pool.close();
     }
 }

@@ -146,10 +146,19 @@ final class Attacher<K, V> {
             return;
         }
         gates.enterAsync(false)
-                .thenAccept(guard -> runAttached(guard, false, attachment -> {
-                    work.accept(states.get());
-                    return null;
-                }))
+                .thenAccept(guard -> {
+                    Runnable granted = () -> runAttached(guard, false, attachment -> {
+                        work.accept(states.get());
+                        return null;
+                    });
+                    if (states.get().poolSuspensions > 0) {
+                        // granted by a thread giving the gate up for its factory (or a wait): its
+                        // work must not run first, inside that creation, so a drainer thread runs it
+                        handOverGranted(granted);
+                    } else {
+                        granted.run();
+                    }
+                })
                 .exceptionally(failure -> {
                     pool.report(
                             io.refpool.core.PoolError.Kind.DRAINER_FAILED,
@@ -256,6 +265,25 @@ final class Attacher<K, V> {
             s.enterOutermostWithoutScope(this, gates.enter(CancellationToken.none(), false, true));
         }
         return s;
+    }
+
+    /** Runs pool-internal {@code work} granted the gate on a drainer thread; here if none can take it. */
+    private void handOverGranted(Runnable work) {
+        try {
+            DrainerThreads.shared().execute(() -> {
+                try {
+                    work.run();
+                } catch (Throwable t) {
+                    pool.report(
+                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                            null,
+                            "the drainer failed to apply pending releases",
+                            t);
+                }
+            });
+        } catch (Throwable noThread) {
+            work.run();
+        }
     }
 
     /**
