@@ -1191,7 +1191,11 @@ public final class RefPool<K, V> implements AutoCloseable {
          * granted. Default: {@link java.util.concurrent.ForkJoinPool#commonPool()}. The function never
          * runs on the caller inside {@code callAsync}, nor on the thread whose release granted its
          * wait; a task this executor runs on the handing thread, rejects, or fails to take, runs on a
-         * new thread of the pool's own instead.
+         * new thread of the pool's own instead. In {@code GLOBAL} mode a function queued here holds
+         * the one gate while it waits for a thread, and a function that waits inside (for an object
+         * another thread is creating, or for a section) gives the gate up and takes it back in line:
+         * if the next holder is a function queued behind it on the same thread, neither ever runs.
+         * There, give this executor a thread for each call that may wait inside its function.
          *
          * <pre>{@code
          * ExecutorService scripts = Executors.newFixedThreadPool(8);
