@@ -40,6 +40,15 @@ class BoundedCallsAndCloseTest {
                 .build(StringBuilder::new);
     }
 
+    /** {@return a call of {@code key} parked inside its function until {@code release} opens}; it is inside */
+    private static TestKit.Forked<Integer> parkedCall(
+            RefPool<String, StringBuilder> pool, String key, CountDownLatch release) throws InterruptedException {
+        CountDownLatch inside = new CountDownLatch(1);
+        TestKit.Forked<Integer> call = parkedCall(pool, key, inside, release);
+        assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        return call;
+    }
+
     /** A call of {@code key} parked inside its function (holding the gate and, per mode, the section). */
     private static TestKit.Forked<Integer> parkedCall(
             RefPool<String, StringBuilder> pool, String key, CountDownLatch inside, CountDownLatch release) {
@@ -55,10 +64,8 @@ class BoundedCallsAndCloseTest {
     @Test
     void aBoundedCloseReturnsFalseWhileACallRunsAndTheObjectIsDisposedOnlyAfterItReturns() throws Exception {
         RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT);
-        CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        TestKit.Forked<Integer> running = parkedCall(pool, "a", inside, release);
-        assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+        TestKit.Forked<Integer> running = parkedCall(pool, "a", release);
 
         assertFalse(pool.close(SHORT), "a call still runs: the close is not done");
         assertTrue(pool.isClosed(), "closed to newcomers at once");
@@ -169,10 +176,8 @@ class BoundedCallsAndCloseTest {
     @Test
     void aBoundedCallTimesOutWaitingForTheSectionAndHoldsNothing() throws Exception {
         try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
-            CountDownLatch inside = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
-            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", release);
 
             AtomicInteger ran = new AtomicInteger();
             WaitTimeoutException timedOut = assertThrows(
@@ -193,10 +198,8 @@ class BoundedCallsAndCloseTest {
     @Test
     void aBoundedCallTimesOutWaitingForTheGlobalGate() throws Exception {
         try (RefPool<String, StringBuilder> pool = pool(AttachMode.GLOBAL)) {
-            CountDownLatch inside = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
-            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", release);
 
             assertThrows(WaitTimeoutException.class, () -> pool.run("b", SHORT, value -> value.append('x')));
 
@@ -244,10 +247,8 @@ class BoundedCallsAndCloseTest {
     @Test
     void aBoundedCallAsyncFailsItsStageWithATimeoutAndRunsNothing() throws Exception {
         try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
-            CountDownLatch inside = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
-            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", release);
 
             AtomicInteger ran = new AtomicInteger();
             CompletableFuture<Integer> timed =
@@ -309,10 +310,8 @@ class BoundedCallsAndCloseTest {
     @Test
     void aBoundedCallAsyncItsCallerCancelsIsNoTimeout() throws Exception {
         try (RefPool<String, StringBuilder> pool = pool(AttachMode.PER_OBJECT)) {
-            CountDownLatch inside = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            TestKit.Forked<Integer> holder = parkedCall(pool, "a", inside, release);
-            assertTrue(inside.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+            TestKit.Forked<Integer> holder = parkedCall(pool, "a", release);
 
             AtomicInteger ran = new AtomicInteger();
             CompletableFuture<Integer> waiting = pool.callAsync(

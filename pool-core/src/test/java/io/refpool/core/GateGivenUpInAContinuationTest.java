@@ -29,15 +29,9 @@ class GateGivenUpInAContinuationTest {
     @Test
     void aWaiterGrantedTheGateInsideAContinuationRunsBeforeThatThreadBlocks() throws Exception {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(AttachMode.GLOBAL));
-        CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        TestKit.Forked<Void> holder = forkRun("holder", () -> {
-            try (Attachment attached = pool.attach()) {
-                holding.countDown();
-                TestKeyedPoolFixtures.awaitLatch(letGo);
-            } // grants "first", which runs here, inside this thread's continuation
-        });
-        TestKeyedPoolFixtures.awaitLatch(holding);
+        TestKit.Forked<Void> holder = TestKeyedPoolFixtures.attachedUntil(
+                pool, letGo); // its close grants "first", which runs there, inside its continuation
 
         CompletableFuture<Void> elsewhere = new CompletableFuture<>();
         CountDownLatch blocking = new CountDownLatch(1);

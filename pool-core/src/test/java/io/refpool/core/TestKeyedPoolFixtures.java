@@ -235,6 +235,19 @@ final class TestKeyedPoolFixtures {
         return TestKit.fork("test-helper", body).join();
     }
 
+    /** {@return a thread attached to {@code pool} until {@code letGo} opens}; it is attached on return */
+    static TestKit.Forked<Void> attachedUntil(RefPool<?, ?> pool, CountDownLatch letGo) {
+        CountDownLatch holding = new CountDownLatch(1);
+        TestKit.Forked<Void> holder = TestKit.forkRun("holder", () -> {
+            try (Attachment attached = pool.attach()) {
+                holding.countDown();
+                awaitLatch(letGo);
+            }
+        });
+        awaitLatch(holding);
+        return holder;
+    }
+
     /** Waits (bounded) for {@code latch}; for use inside factories and disposers. */
     static void awaitLatch(CountDownLatch latch) {
         try {

@@ -3,7 +3,6 @@ package io.refpool.core;
 import static io.refpool.testkit.TestKit.BOUND;
 import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.fork;
-import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
@@ -31,15 +30,8 @@ class TimedWaitEndsOffTheTimerThreadTest {
     void aWaiterLetThroughByATimedOutStopRunsOffTheTimerThread() throws Exception {
         RefPool<String, Resource> pool = resources.build(resources.builder().attachMode(AttachMode.SHARED));
         pool.core().setGateBiasForTests(false); // every hold on the plain gate word, in one line
-        CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        TestKit.Forked<Void> holder = forkRun("holder", () -> {
-            try (Attachment attached = pool.attach()) {
-                holding.countDown();
-                TestKeyedPoolFixtures.awaitLatch(letGo);
-            }
-        });
-        TestKeyedPoolFixtures.awaitLatch(holding);
+        TestKit.Forked<Void> holder = TestKeyedPoolFixtures.attachedUntil(pool, letGo);
         TestKit.Forked<Throwable> stopper = fork("stopper", () -> {
             try (Attachment alone = pool.stopTheWorld(Duration.ofSeconds(1))) {
                 return null;
