@@ -44,7 +44,7 @@ class DirtyFlagLayoutTest {
                     () -> "dirty (offset " + dirtyOffset + ") is only " + distance + " bytes from "
                             + field.getDeclaringClass().getSimpleName() + "." + field.getName());
         }
-        assertEquals(7, others.size(), () -> "the base class's lock, list, size, hooks and flush epochs: " + others);
+        assertEquals(8, others.size(), () -> "the base class's lock, list, size, hooks and batches out: " + others);
         assertTrue(
                 others.stream().anyMatch(o -> o.startsWith(ReleaseQueue.class.getSimpleName() + ".pending")),
                 () -> "the list was checked: " + others);

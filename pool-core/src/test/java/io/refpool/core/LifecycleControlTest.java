@@ -143,6 +143,41 @@ class LifecycleControlTest {
         finishAndAssertAppliedOnce(pool, finish, flusher, drainer);
     }
 
+    /**
+     * Two flushes wait for the same batch: one of its own (it waits with the gate given up) and one
+     * nested in an attachment (it waits holding its shared hold); then a {@code stopTheWorld()}
+     * queues for the nested one's hold. Flushes take no lock of their own, so when the batch is
+     * applied the nested flush returns, the stop goes through, and the other flush takes the gate
+     * back after it. With a flush lock, the nested flush waited for it holding its hold, and the
+     * lock's holder, taking the gate back, waited behind the stop: for ever.
+     */
+    @Test
+    void flushesWaitingForTheSameBatchInEachWayHoldNoStopBack() throws Exception {
+        RefPool<String, Resource> pool = pool(false);
+        CountDownLatch finish = new CountDownLatch(1);
+        TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
+        TestKit.Forked<Void> own = forkRun("own flusher", pool::flush);
+        awaitParked(own.thread);
+        TestKit.Forked<Void> nested = forkRun(
+                "nested flusher",
+                () -> pool.attached(() -> {
+                    pool.flush();
+                    return null;
+                }));
+        awaitParked(nested.thread);
+        TestKit.Forked<Void> stopper =
+                forkRun("stopper", () -> pool.stopTheWorld().close());
+        awaitParked(stopper.thread); // queued for the nested flush's hold
+        finish.countDown();
+        drainer.join();
+        nested.join();
+        stopper.join(); // bounded: a deadlock fails here
+        own.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
     @Test
     void flushFromADisposerAppliesWhatIsQueuedWithoutWaitingForItself() {
         RefPool<String, Resource> pool = pool(false);

@@ -8,7 +8,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Deferred releases: what a close off-attachment leaves for the next attach, held in a
@@ -66,8 +65,6 @@ final class DeferredReleases<K, V> {
     private final int drainThreshold;
     private final Schedule delayedScheduled = new Schedule();
     private final Schedule urgentScheduled = new Schedule();
-    /** Serializes flushes: each waits for the epoch it ended, and only one epoch is ended at a time. */
-    private final ReentrantLock flushes = new ReentrantLock();
 
     DeferredReleases(
             ReleaseQueue<Release> queue,
@@ -293,83 +290,46 @@ final class DeferredReleases<K, V> {
 
     /**
      * {@code pool.flush()} on an attached thread: applies what is pending and waits until every batch
-     * other threads took before it is applied too. Called from a disposal on this thread (a disposer
-     * that flushes), it applies what is pending and neither waits nor takes the flush lock: the
-     * batch that runs the disposer is one of those it would wait for, and another thread's flush
-     * may hold that lock while it waits for this very batch.
+     * other threads took before it is applied too (those numbered below its own). Called from a
+     * disposal on this thread (a disposer that flushes), it applies what is pending and does not
+     * wait: the batch that runs the disposer is one of those it would wait for. A thread that stops
+     * the world cannot give the gate up, and every batch out then belongs to a thread waiting for
+     * it: such a flush applies what is pending and does not wait either.
      *
      * <p>Where a {@code GLOBAL} factory gives the gate up ({@link Attacher#yieldsGate}: a plain
-     * {@code GLOBAL} attachment, not an async step), so does a flush, around its waits (for another
-     * flush, or for other threads' batches), taking it back at the same depth after: the thread
-     * applying such a batch may have given the one gate up inside it (its disposer's factory, or a
-     * {@code detached()} section) and need it back to finish. So does a flush in any mode whose
-     * attachment is its own ({@code ownAttachment}: the thread was not attached), which holds
-     * nothing else: in the shared modes that batch's thread may need the gate back behind a
-     * {@code stopTheWorld()} queued for it, which waits for every shared hold. Elsewhere a flush
-     * waits holding the gate. A thread that stops the world cannot give the gate up, and every batch out then
-     * belongs to a thread waiting for it: such a flush applies what is pending and does not wait.
+     * {@code GLOBAL} attachment, not an async step), so does a flush, around its wait, taking it
+     * back at the same depth after: the thread applying such a batch may have given the one gate up
+     * inside it (its disposer's factory, or a {@code detached()} section) and need it back to
+     * finish. So does a flush in any mode whose attachment is its own ({@code ownAttachment}: the
+     * thread was not attached), which holds nothing else: in the shared modes that batch's thread
+     * may need the gate back behind a {@code stopTheWorld()} queued for it, which waits for every
+     * shared hold. Elsewhere a flush waits holding the gate. Flushes take no lock of their own, so
+     * none waits for another while it holds the gate, and none takes the gate back while another
+     * waits for it.
      *
-     * <p>A flush starts its epoch only once no batch of that epoch is out: a flush interrupted while
-     * it waited leaves batches of the epoch it ended out, and the next flush must wait for them,
-     * as they were taken before it was called.
+     * <p>A flush interrupted while it waited leaves batches out; a later flush, numbered higher,
+     * waits for them, as they were taken before it was called.
      *
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
     void flush(AttachState s, boolean ownAttachment) throws InterruptedException {
-        if (s.disposing) {
-            // inside a disposal: the batch running it may be one another flusher waits for while
-            // holding the flush lock, so taking that lock here would wait for that flusher for ever
+        if (s.disposing || s.exclusive) {
             applyAll(s);
             return;
         }
-        boolean mayWait = !s.exclusive;
-        boolean yields = (attacher.yieldsGate(s) || ownAttachment) && !s.asyncStep;
-        if (!flushes.tryLock()) {
-            if (!mayWait) {
-                applyAll(s);
-                return;
-            }
-            if (yields) {
-                lockWithoutTheGate(s);
-            } else {
-                flushes.lock();
-            }
+        ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
+        long number = batch.number();
+        apply(batch, s);
+        if (!queue.hasOutUpTo(number)) {
+            return;
         }
-        try {
-            int starting = queue.nextFlushEpoch();
-            if (queue.hasOut(starting)) { // left by a flush that stopped waiting for them
-                if (!mayWait) {
-                    applyAll(s);
-                    return;
-                }
-                await(s, yields, () -> queue.awaitEpoch(starting));
-            }
-            ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
-            apply(batch, s);
-            int ended = batch.epoch() ^ 1;
-            if (mayWait && queue.hasOut(ended)) {
-                await(s, yields, () -> queue.awaitEpoch(ended));
-            }
-        } finally {
-            flushes.unlock();
-        }
-    }
-
-    /** A wait of {@link #flush}. */
-    @FunctionalInterface
-    private interface FlushWait {
-        void run() throws InterruptedException;
-    }
-
-    /** Runs {@code wait}, with the gate given up if {@code yields} (taken back at the same depth after). */
-    private void await(AttachState s, boolean yields, FlushWait wait) throws InterruptedException {
-        if (!yields) {
-            wait.run();
+        if (!(attacher.yieldsGate(s) || ownAttachment) || s.asyncStep) {
+            queue.awaitOutUpTo(number);
             return;
         }
         InterruptedException interrupted = attacher.suspended(s, () -> {
             try {
-                wait.run();
+                queue.awaitOutUpTo(number);
                 return null;
             } catch (InterruptedException e) {
                 return e;
@@ -377,25 +337,6 @@ final class DeferredReleases<K, V> {
         });
         if (interrupted != null) {
             throw interrupted;
-        }
-    }
-
-    /**
-     * Takes the flush lock with the gate given up; if taking the gate back fails after the lock was
-     * taken, the lock is given back.
-     */
-    private void lockWithoutTheGate(AttachState s) throws InterruptedException {
-        boolean[] locked = new boolean[1];
-        try {
-            await(s, true, () -> {
-                flushes.lockInterruptibly();
-                locked[0] = true;
-            });
-        } catch (Throwable t) {
-            if (locked[0]) {
-                flushes.unlock();
-            }
-            throw t;
         }
     }
 

@@ -3,9 +3,10 @@ package io.refpool.core.internal;
 import io.refpool.core.internal.ReleaseQueueHooks.Point;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.locks.LockSupport;
+import java.util.Iterator;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -42,18 +43,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * so user code (disposers) never runs under it.
  *
  * <p><b>Batches out, and flush.</b> A batch swapped out is "out" until its taker calls {@link
- * #completed}. Each batch is counted in the flush epoch (0 or 1) that was current at its swap, under
- * the lock. A flush ({@link #takeForFlush}) ends the epoch and takes what is pending in one step under
- * the lock, so every release enqueued before it is either in its own batch or in a batch of the
- * ended epoch; {@link #awaitEpoch} then waits until the ended epoch has no batch out. Flushes are
- * serialized by their caller, so no batch joins an epoch after the flush that ended it, and a
- * flush starts an epoch only once it has no batch out ({@link #nextFlushEpoch}, {@link #hasOut}): a
- * flush that stopped waiting leaves the epoch it ended with batches out, taken before the next:
+ * #completed}. Each swap numbers its batch, under the lock, one more than the last. A flush ({@link
+ * #takeForFlush}) takes what is pending, so every release enqueued before it is either in its own
+ * batch or in one numbered below it; {@link #awaitOutUpTo} then waits until no batch numbered up to
+ * its own is out. Flushes need no order among themselves: each waits for its own number, and one
+ * that stopped waiting leaves its batches out for a later flush, whose number is higher:
  *
  * <pre>
- *   out[e]     to       by
- *   n          n + 1    a swap in epoch e (takeIfDirty, takeAll, takeForFlush), under the lock
- *   n + 1      n        completed(batch of epoch e); at 0 it wakes a flusher waiting for e
+ *   batch       to          by
+ *   pending     out (n)     a swap (takeIfDirty, takeAll, takeForFlush), numbered n, under the lock
+ *   out (n)     completed   completed(batch), under the lock; it wakes the flushers waiting
  * </pre>
  *
  * <p><b>Layout.</b> The flag sits alone on its cache lines: 128 bytes of padding on each side (two
@@ -72,14 +71,17 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
 
     private Batch<T> pending = new Batch<>();
 
-    /** The current flush epoch, 0 or 1; under the lock. */
-    private int epoch;
+    /** The number of the last batch swapped out; under the lock. */
+    private long swapped;
 
-    /** Batches swapped out in each epoch and not yet completed. */
-    private final AtomicIntegerArray out = new AtomicIntegerArray(2);
+    /** The batches out, in the order of their numbers; under the lock. */
+    private final ArrayDeque<Batch<T>> out = new ArrayDeque<>();
 
-    /** The thread waiting in {@link #awaitEpoch}, if any. */
-    private volatile Thread flusher;
+    /** Signalled when a batch completes while a flusher waits; with the lock. */
+    private final Condition batchCompleted = queueLock.newCondition();
+
+    /** Flushers waiting in {@link #awaitOutUpTo}; under the lock. */
+    private int flushersWaiting;
 
     /** Written under the lock on every enqueue and swap; read by the drainer (see the table). */
     private volatile int size;
@@ -136,9 +138,9 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
     }
 
     /**
-     * Starts a flush: ends the current epoch and takes what is pending, in one step. The caller
-     * applies the batch, completes it, then waits for the ended epoch ({@code batch.epoch ^ 1}) with
-     * {@link #awaitEpoch}. Callers serialize their flushes.
+     * Starts a flush: takes what is pending, as a batch numbered even if it is empty. The caller
+     * applies the batch, completes it, then waits with {@link #awaitOutUpTo} for the batches
+     * numbered up to it.
      *
      * @return the batch, possibly empty, never {@code null}
      */
@@ -149,36 +151,18 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
     private Batch<T> swapBatch(boolean flush) {
         lockQueue();
         try {
-            if (flush) {
-                epoch ^= 1;
-            }
             Batch<T> batch = pending;
             if (batch.isEmpty() && !flush) {
                 return null;
             }
             pending = new Batch<>();
             size = 0;
-            batch.epoch = epoch;
-            out.incrementAndGet(epoch);
+            batch.number = ++swapped;
+            out.addLast(batch);
             return batch;
         } finally {
             queueLock.unlock();
         }
-    }
-
-    /** {@return the epoch the next {@link #takeForFlush} starts}; for the one flusher at a time */
-    public int nextFlushEpoch() {
-        lockQueue();
-        try {
-            return epoch ^ 1;
-        } finally {
-            queueLock.unlock();
-        }
-    }
-
-    /** {@return whether a batch of epoch {@code e} is out} */
-    public boolean hasOut(int e) {
-        return out.get(e) != 0;
     }
 
     /**
@@ -187,52 +171,73 @@ public final class ReleaseQueue<T> extends ReleaseQueuePadAfter {
      * @param batch the batch
      */
     public void completed(Batch<T> batch) {
-        if (out.decrementAndGet(batch.epoch) == 0) {
-            Thread waiting = flusher;
-            if (waiting != null) {
-                LockSupport.unpark(waiting); // it checks its own epoch again: a wake-up for the other is harmless
-            }
-        }
-    }
-
-    /**
-     * Waits until no batch of {@code ended} is out. One flusher at a time.
-     *
-     * @param ended the epoch a flush ended
-     * @throws InterruptedException if interrupted while waiting; batches stay out and are applied
-     */
-    public void awaitEpoch(int ended) throws InterruptedException {
-        if (out.get(ended) == 0) {
-            return;
-        }
-        flusher = Thread.currentThread(); // before the check: a completion after it sees the flusher
+        queueLock.lock(); // not the hooked lockQueue: the seam's points are the enqueue's and the swap's
         try {
-            while (out.get(ended) != 0) {
-                LockSupport.park(this);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
+            for (Iterator<Batch<T>> it = out.iterator(); it.hasNext(); ) {
+                if (it.next() == batch) { // by identity: batches are lists, equal when their releases are
+                    it.remove();
+                    break;
                 }
             }
+            if (flushersWaiting > 0) {
+                batchCompleted.signalAll();
+            }
         } finally {
-            flusher = null;
+            queueLock.unlock();
+        }
+    }
+
+    /** {@return whether a batch numbered up to {@code number} is out} */
+    public boolean hasOutUpTo(long number) {
+        queueLock.lock();
+        try {
+            return outUpTo(number);
+        } finally {
+            queueLock.unlock();
         }
     }
 
     /**
-     * A batch swapped out of the queue: the releases, in enqueue order, and the flush epoch it was
-     * taken in.
+     * Waits until no batch numbered up to {@code number} is out. Any number of flushers may wait.
+     *
+     * @param number the number of a flush's own batch
+     * @throws InterruptedException if interrupted while waiting; batches stay out and are applied
+     */
+    public void awaitOutUpTo(long number) throws InterruptedException {
+        queueLock.lock();
+        try {
+            flushersWaiting++;
+            try {
+                while (outUpTo(number)) {
+                    batchCompleted.await();
+                }
+            } finally {
+                flushersWaiting--;
+            }
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    private boolean outUpTo(long number) {
+        Batch<T> oldest = out.peekFirst();
+        return oldest != null && oldest.number <= number;
+    }
+
+    /**
+     * A batch swapped out of the queue: the releases, in enqueue order, and its number.
      *
      * @param <T> the kind of release
      */
     public static final class Batch<T> extends ArrayList<T> {
         private static final long serialVersionUID = 1L;
 
-        /** The flush epoch this batch was taken in; set under the lock at the swap. */
-        int epoch;
+        /** One more than the batch swapped out before it; set under the lock at the swap. */
+        long number;
 
-        /** {@return the flush epoch this batch was taken in} */
-        public int epoch() {
-            return epoch;
+        /** {@return the number of this batch}: every batch swapped out before it has a lower one */
+        public long number() {
+            return number;
         }
     }
 
