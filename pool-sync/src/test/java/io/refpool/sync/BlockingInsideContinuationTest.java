@@ -78,8 +78,8 @@ class BlockingInsideContinuationTest {
 
     /**
      * A continuation that releases and then blocks on something this package does not see (here a
-     * latch the next waiter's continuation opens) runs the completions it deferred first, through
-     * {@link Continuations#settleDeferred()}; without it, the next waiter owns the mutex without
+     * latch the next waiter's continuation opens) has the completion its release causes run first,
+     * {@link Continuations#releaseNow(Runnable)}; with a plain close, the next waiter owns the mutex without
      * being told for as long as the continuation blocks.
      */
     @Test
@@ -91,8 +91,7 @@ class BlockingInsideContinuationTest {
         CompletableFuture<Void> blocking = mutex.acquire()
                 .thenAccept(guard -> {
                     order.add("first");
-                    guard.close(); // grants the next waiter; its completion is deferred on this thread
-                    Continuations.settleDeferred();
+                    Continuations.releaseNow(guard::close); // grants the next waiter, told at once
                     try {
                         order.add(
                                 secondRan.await(TestKit.BOUND.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)
@@ -114,6 +113,46 @@ class BlockingInsideContinuationTest {
         blocking.join();
         assertEquals(List.of("first", "second", "first saw second"), order);
         assertFreeAndUsable(mutex);
+    }
+
+    /**
+     * Only what the release itself causes is settled at once: a completion the continuation
+     * deferred before (here the waiter of another mutex it closed plainly) still waits for the
+     * continuation's end, as it would without the call.
+     */
+    @Test
+    void releaseNowSettlesOnlyWhatItsReleaseCauses() {
+        AsyncMutex outer = new AsyncMutex();
+        AsyncMutex other = new AsyncMutex();
+        AsyncMutex released = new AsyncMutex();
+        assertTrue(outer.tryLock());
+        Guard otherHeld = other.tryAcquire().orElseThrow();
+        Guard releasedHeld = released.tryAcquire().orElseThrow();
+        List<String> order = new ArrayList<>();
+        other.acquire().thenAccept(guard -> {
+            order.add("other's waiter");
+            guard.close();
+        });
+        released.acquire().thenAccept(guard -> {
+            order.add("released's waiter");
+            guard.close();
+        });
+        CompletableFuture<Void> continuation = outer.acquire()
+                .thenAccept(guard -> {
+                    otherHeld.close(); // deferred: this thread runs a continuation
+                    Continuations.releaseNow(releasedHeld::close);
+                    order.add("continuation goes on");
+                    guard.close();
+                })
+                .toCompletableFuture();
+
+        outer.unlock();
+
+        continuation.join();
+        assertEquals(List.of("released's waiter", "continuation goes on", "other's waiter"), order);
+        assertFreeAndUsable(outer);
+        assertFreeAndUsable(other);
+        assertFreeAndUsable(released);
     }
 
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {

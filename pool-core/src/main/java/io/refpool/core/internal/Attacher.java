@@ -367,10 +367,10 @@ final class Attacher<K, V> {
         boolean exclusive = s.exclusive;
         Guard held = s.guard;
         int depth = s.suspend();
-        gates.leave(held, exclusive);
         // inside a continuation, the waiter this grants is told now: work may block in ways the
-        // gate's queue cannot see (a creation, a latch), and that waiter owns the gate meanwhile
-        Continuations.settleDeferred();
+        // gate's queue cannot see (a creation, a latch), and that waiter owns the gate meanwhile.
+        // What this thread deferred before stays deferred, for the continuation's end
+        Continuations.releaseNow(() -> gates.leave(held, exclusive));
         try {
             return work.get();
         } finally {

@@ -23,7 +23,9 @@ final class Trampoline {
     /** This thread's trampoline, created by its first settle; threads that only park have none. */
     private static final ThreadLocal<Trampoline> CURRENT = new ThreadLocal<>();
 
-    private final ArrayDeque<Waiter> pending = new ArrayDeque<>();
+    /** Settles waiting their turn on this thread; replaced for the while of {@link #settlingNow}. */
+    private ArrayDeque<Waiter> pending = new ArrayDeque<>();
+
     private boolean draining;
 
     private Trampoline() {}
@@ -49,6 +51,28 @@ final class Trampoline {
         }
         for (Waiter w = trampoline.pending.pollFirst(); w != null; w = trampoline.pending.pollFirst()) {
             w.settleFuture(); // still draining: what these continuations settle is queued behind
+        }
+    }
+
+    /**
+     * Runs {@code release} so that the settles it causes run before this returns, even inside a
+     * continuation, while the settles deferred before it stay deferred: for a continuation that gives
+     * a lock up and then blocks some other way. Outside a continuation they run at once anyway.
+     */
+    static void settlingNow(Runnable release) {
+        Trampoline trampoline = CURRENT.get();
+        if (trampoline == null || !trampoline.draining) {
+            release.run();
+            return;
+        }
+        ArrayDeque<Waiter> deferred = trampoline.pending;
+        trampoline.pending = new ArrayDeque<>();
+        trampoline.draining = false;
+        try {
+            release.run(); // its settles find the thread not draining: they drain here, with theirs
+        } finally {
+            trampoline.pending = deferred;
+            trampoline.draining = true;
         }
     }
 

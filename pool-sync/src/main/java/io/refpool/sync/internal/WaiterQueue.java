@@ -79,11 +79,12 @@ public abstract class WaiterQueue {
     private static final VarHandle SPINNERS = VarHandles.field(MethodHandles.lookup(), "spinners", int.class);
 
     /**
-     * Runs the settles this thread deferred while inside a continuation, as a blocking acquire does
-     * before it parks: for a continuation about to block some other way.
+     * Runs {@code release} with the settles it causes run before this returns, even inside a
+     * continuation; settles deferred before it stay deferred. For a continuation about to block
+     * some other way.
      */
-    public static void settleDeferred() {
-        Trampoline.runDeferredBeforeParking();
+    public static void settlingNow(Runnable release) {
+        Trampoline.settlingNow(release);
     }
 
     /**
