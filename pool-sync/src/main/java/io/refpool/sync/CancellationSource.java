@@ -287,8 +287,12 @@ public final class CancellationSource implements AutoCloseable {
             cancel();
             return;
         }
-        Runnable fire = executor == null ? this::cancelFromTimer : () -> handOff(executor);
-        ScheduledFuture<?> scheduled = CancellationTimers.schedule(fire, saturatedNanos(delay));
+        HandOff handOff = executor == null ? null : new HandOff(executor);
+        ScheduledFuture<?> scheduled =
+                CancellationTimers.schedule(handOff == null ? this::cancelFromTimer : handOff, saturatedNanos(delay));
+        if (handOff != null) {
+            handOff.timer = scheduled;
+        }
         Object witness;
         while ((witness = TIMER.compareAndExchange(this, current, scheduled)) != current) {
             if (witness == CLOSED) {
@@ -425,12 +429,38 @@ public final class CancellationSource implements AutoCloseable {
         return top == CANCELLED ? null : top;
     }
 
-    /** On the timer thread: the cancel goes to {@code executor}, or runs here if it throws. */
-    private void handOff(Executor executor) {
-        try {
-            executor.execute(this::cancelFromTimer);
-        } catch (Throwable refused) {
-            cancelFromTimer();
+    /**
+     * A timer whose cancel the timer thread hands to an executor. The cancel runs only if the timer
+     * is still this source's when it comes to run: a {@code close()}, a {@code cancel()} or a later
+     * {@code cancelAfter} while it waited in the executor's queue has taken it out.
+     */
+    private final class HandOff implements Runnable {
+        private final Executor executor;
+        /** Set right after scheduling; {@code null} only if the timer fired before that. */
+        volatile ScheduledFuture<?> timer;
+
+        HandOff(Executor executor) {
+            this.executor = executor;
+        }
+
+        @Override
+        public void run() { // on the timer thread
+            try {
+                executor.execute(this::cancelIfStillArmed);
+            } catch (Throwable refused) {
+                cancelIfStillArmed();
+            }
+        }
+
+        private void cancelIfStillArmed() {
+            ScheduledFuture<?> mine = timer;
+            boolean armed = mine != null
+                    ? TIMER.compareAndSet(CancellationSource.this, mine, null)
+                    // fired before the arming thread recorded it: nothing can have replaced it yet
+                    : TIMER.getVolatile(CancellationSource.this) != CLOSED;
+            if (armed) {
+                cancelFromTimer();
+            }
         }
     }
 

@@ -71,6 +71,36 @@ class CancellationTimerTest {
         assertThrows(NullPointerException.class, () -> new CancellationSource().cancelAfter(LONG, null));
     }
 
+    /**
+     * A cancel handed to the executor and still in its queue when the source is closed, or its
+     * timer replaced, does not cancel: as with the timer thread, close and a later cancelAfter
+     * stop what the earlier one armed.
+     */
+    @Test
+    void aHandedOffCancelStillQueuedWhenTheTimerIsClosedOrReplacedDoesNothing() {
+        java.util.List<Runnable> queued = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CancellationSource replaced = new CancellationSource();
+        replaced.cancelAfter(Duration.ofMillis(1), queued::add);
+        await().atMost(10, SECONDS).until(() -> queued.size() == 1);
+        replaced.cancelAfter(LONG, queued::add);
+        queued.get(0).run();
+        assertFalse(replaced.isCancellationRequested(), "the later cancelAfter replaced it");
+
+        CancellationSource closed = new CancellationSource();
+        closed.cancelAfter(Duration.ofMillis(1), queued::add);
+        await().atMost(10, SECONDS).until(() -> queued.size() == 2);
+        closed.close();
+        queued.get(1).run();
+        assertFalse(closed.isCancellationRequested(), "close stopped it");
+
+        CancellationSource armed = new CancellationSource();
+        armed.cancelAfter(Duration.ofMillis(1), queued::add);
+        await().atMost(10, SECONDS).until(() -> queued.size() == 3);
+        queued.get(2).run();
+        assertTrue(armed.isCancellationRequested(), "still armed: it cancels");
+        replaced.close();
+    }
+
     @Test
     void cancelAfterZeroCancelsNowOnThisThread() {
         CancellationSource source = new CancellationSource();
