@@ -153,7 +153,7 @@ final class Attacher<K, V> {
                     });
                     if (states.get().poolSuspensions > 0) {
                         // granted by a thread giving the gate up for its factory (or a wait): its
-                        // work must not run first, inside that creation, so a drainer thread runs it
+                        // work must not run first, inside that creation, so a thread of its own runs it
                         handOverGranted(granted);
                     } else {
                         granted.run();
@@ -267,20 +267,25 @@ final class Attacher<K, V> {
         return s;
     }
 
-    /** Runs pool-internal {@code work} granted the gate on a drainer thread; here if none can take it. */
+    /**
+     * Runs pool-internal {@code work} granted the gate on a thread of its own, at once: not on a
+     * drainer thread, where it would hold the gate while queued behind other pools' drains. Here
+     * only if no thread can be started.
+     */
     private void handOverGranted(Runnable work) {
+        Runnable reported = () -> {
+            try {
+                work.run();
+            } catch (Throwable t) {
+                pool.report(
+                        io.refpool.core.PoolError.Kind.DRAINER_FAILED,
+                        null,
+                        "the drainer failed to apply pending releases",
+                        t);
+            }
+        };
         try {
-            DrainerThreads.shared().execute(() -> {
-                try {
-                    work.run();
-                } catch (Throwable t) {
-                    pool.report(
-                            io.refpool.core.PoolError.Kind.DRAINER_FAILED,
-                            null,
-                            "the drainer failed to apply pending releases",
-                            t);
-                }
-            });
+            OwnThreads.start("drain", pool.name(), reported);
         } catch (Throwable noThread) {
             work.run();
         }
