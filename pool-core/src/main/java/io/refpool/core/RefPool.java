@@ -642,9 +642,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * have given the one gate up inside it and need it back. Called from a disposer, it applies what
      * is queued and does not wait for the batch that runs the disposer; inside {@link
      * #stopTheWorld()}, which keeps the gate, it applies what is queued and does not wait for other
-     * threads' batches, whose threads wait for the stop to end. While a close runs it returns
-     * at once, as the close applies what is pending; once the pool is closed it applies the releases
-     * of handles closed since, which drainer threads apply without it too. Do not call it while holding an object's section that a
+     * threads' batches, whose threads wait for the stop to end. While a close runs it waits for
+     * the close to finish (which applies what is pending; it returns at once on a thread the close
+     * waits for); once the pool is closed it applies the releases of handles closed since, which
+     * drainer threads apply without it too. Do not call it while holding an object's section that a
      * disposer may need.
      *
      * @throws io.refpool.sync.WaitInterruptedException if interrupted while waiting to attach or for

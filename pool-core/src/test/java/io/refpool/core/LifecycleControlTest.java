@@ -97,6 +97,43 @@ class LifecycleControlTest {
     }
 
     /**
+     * After close a flush waits for the gate as a drain does, but interruptibly: here a drain after
+     * the close holds the one gate inside a disposer, and the flush waiting for it is interrupted.
+     */
+    @Test
+    void aFlushAfterCloseWaitingForTheGateCanBeInterrupted() throws Exception {
+        List<Runnable> heldDrains = new CopyOnWriteArrayList<>();
+        CountDownLatch disposing = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        resources.alsoOnDispose(resource -> {
+            disposing.countDown();
+            await(finish); // the drain holds the gate meanwhile
+        });
+        RefPool<String, Resource> pool = resources.build(resources
+                .builder()
+                .attachMode(AttachMode.GLOBAL)
+                .drainDelay(Duration.ofHours(1))
+                .executor(heldDrains::add));
+        Handle<Resource> handle = pool.attached(() -> pool.acquire("a"));
+        pool.close();
+        forkRun("closer", handle::close).join(); // after the close: its drain held by the executor
+        TestKit.Forked<Void> drainer = forkRun("drainer", () -> heldDrains.forEach(Runnable::run));
+        await(disposing);
+
+        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        awaitParked(flusher.thread);
+        flusher.thread.interrupt();
+        assertTrue(
+                TestKit.joinedFailure(flusher.outcome) instanceof WaitInterruptedException,
+                "the flush ends with the interrupt");
+        finish.countDown();
+        drainer.join();
+        assertEquals(1, resources.disposalCount());
+        resources.errors.clear(); // the handle open at close was reported
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    /**
      * {@return a thread that took the batch releasing "a" and is inside its disposer}, held there
      * until {@code finish} opens
      */

@@ -253,16 +253,15 @@ final class Attacher<K, V> {
     }
 
     /**
-     * {@link #enterClosure} on a pool that has begun to close: pool-internal work a caller asks for
-     * ({@code flush()} of the releases of handles closed since), waiting for the gate as a drain
-     * does, which the close gives up when it ends.
+     * {@link #enterClosure} on a pool whose close has finished: {@code flush()} of the releases of
+     * handles closed since, waiting for the gate interruptibly ({@link GateWaits#enterAfterClose}).
      */
-    AttachState enterClosureAfterClose() {
+    AttachState enterClosureAfterClose() throws InterruptedException {
         AttachState s = states.get();
         if (s.depth > 0) {
             s.depth++;
         } else {
-            s.enterOutermostWithoutScope(this, gates.enter(CancellationToken.none(), false, true));
+            s.enterOutermostWithoutScope(this, gates.enterAfterClose());
         }
         return s;
     }

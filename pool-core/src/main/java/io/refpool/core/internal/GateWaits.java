@@ -81,6 +81,19 @@ final class GateWaits {
                 : waitAtGate(token, exclusive, internal);
     }
 
+    /**
+     * Enters shared (every hold in {@code GLOBAL} mode) on a pool whose close has finished, as a
+     * drain does but interruptibly: {@code flush()} after close. The default wait does not bound it,
+     * and the close, which ended every other wait, does not end it.
+     */
+    Guard enterAfterClose() throws InterruptedException {
+        if (gate.tryEnter(false)) {
+            return null;
+        }
+        Guard unbiased = gate.tryEnterUnbiased(false);
+        return unbiased != null ? unbiased : gate.enterBlocking(false, CancellationToken.none());
+    }
+
     /** {@link #enter} waiting at most {@code timeout}: the timer armed only if it waits, not at all for zero. */
     Guard enterWithin(Duration timeout, boolean exclusive) {
         if (gate.tryEnter(exclusive)) {

@@ -49,20 +49,23 @@ public final class LifecycleControl<K, V> {
 
     /**
      * Applies every release pending when called, attaching as needed, and waits for batches other
-     * threads are applying. A close that is running applies them itself, and may wait for this
-     * thread: the flush returns. After the close these are the releases of handles closed since,
-     * which drainer threads apply too.
+     * threads are applying. On a pool whose close has begun it waits for the close to finish (the
+     * close applies what is pending), unless the close may wait for this thread, then applies the
+     * releases of handles closed since, which drainer threads apply too.
      */
     public void flush() {
         AttachState s;
-        if (pool.isCloseFinished()) {
-            s = attacher.enterClosureAfterClose();
+        if (pool.isClosed() && attacher.state().depth == 0) {
+            s = afterClose();
         } else {
             try {
-                s = attacher.enterClosure("flush()");
+                s = attacher.enterClosure("flush()"); // nested if attached, closed or not
             } catch (PoolClosedException closing) {
-                return;
+                s = afterClose();
             }
+        }
+        if (s == null) {
+            return;
         }
         int level = s.depth;
         try {
@@ -74,6 +77,24 @@ public final class LifecycleControl<K, V> {
             if (pool.isClosed()) {
                 attacher.forgetThread(); // as close does: a closed pool keeps no state on this thread
             }
+        }
+    }
+
+    /**
+     * {@return this thread's state, attached to a pool whose close has finished}, or {@code null} if
+     * the flush must return at once: the thread runs the close, or the close may wait for it (it
+     * runs a factory with its attachment suspended by the pool). A thread attached already does not
+     * come here: its flush nests.
+     */
+    private AttachState afterClose() {
+        try {
+            if (attacher.isAttachedOrSuspendedByPool() || !pool.awaitCloseFinished()) {
+                return null;
+            }
+            return attacher.enterClosureAfterClose();
+        } catch (InterruptedException e) {
+            attacher.forgetThread();
+            throw Waits.interrupted("the close of pool '" + pool.name() + "', or its gate after it", e);
         }
     }
 

@@ -156,8 +156,8 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     @Override
-    public boolean isCloseFinished() {
-        return shutdown.isFinished();
+    public boolean awaitCloseFinished() throws InterruptedException {
+        return shutdown.awaitFinished();
     }
 
     /** {@return the pool's name}, as the builder set it or a generated one */

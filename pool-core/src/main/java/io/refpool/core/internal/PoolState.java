@@ -11,8 +11,11 @@ interface PoolState {
     /** {@return whether close() has begun}: from then on, new attaches and acquires are refused */
     boolean isClosed();
 
-    /** {@return whether close() has finished}: no close work runs, and none waits for any thread */
-    boolean isCloseFinished();
+    /**
+     * Waits until close() has finished (one must have begun); {@code false} at once on the thread
+     * running it, which would wait for itself.
+     */
+    boolean awaitCloseFinished() throws InterruptedException;
 
     /** {@return the pool's name}, for messages, JFR events and thread names */
     String name();

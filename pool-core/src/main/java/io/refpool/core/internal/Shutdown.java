@@ -44,6 +44,18 @@ final class Shutdown {
     }
 
     /**
+     * Waits until the close finished. {@code false} at once, waiting for nothing, on the thread
+     * running the close, which would wait for itself.
+     */
+    boolean awaitFinished() throws InterruptedException {
+        if (closer == Thread.currentThread()) {
+            return false;
+        }
+        closed.await();
+        return true;
+    }
+
+    /**
      * {@code close()}: runs {@code work} on the first caller, then {@code closing} (still
      * {@code CLOSING}), then opens the latch and runs {@code closed}. A later caller waits for the
      * latch unless {@code attached} (a thread attached to the pool would wait for itself) or it is

@@ -49,7 +49,7 @@ public class RunControlLincheckTest {
         }
 
         @Override
-        public boolean isCloseFinished() {
+        public boolean awaitCloseFinished() {
             return false;
         }
 
