@@ -169,8 +169,12 @@ final class IdleTier<K, V> {
             remove(entry);
             return false;
         }
-        if (entry.count() < 0) {
-            remove(entry); // reclaimed for capacity while its put was under way: no disposed object stays cached
+        pool.hook(PoolHooks.Point.AFTER_CACHE_INSERT);
+        int count = entry.count();
+        if (count < 0 && !Entry.isChecking(count)) {
+            // reclaimed for capacity while its put was under way: no disposed object stays cached. An
+            // acquire's revive check is not that: it revives the object, or fails and takes it out itself
+            remove(entry);
         } else if (bound != null && (bound.isWeighted() || cache.estimatedSize() > bound.getMaximum())) {
             // Caffeine evicts in its maintenance, which a put runs only if no other thread is in it,
             // and then waits for more cache activity: the lazy tier makes none while objects are
@@ -222,7 +226,8 @@ final class IdleTier<K, V> {
     /** {@return whether a cached value is not the current object of a live entry} (disposed or retired) */
     private boolean isStale(V value) {
         Entry<K, V> other = slots.byIdentity(value);
-        return other == null || other.count() < 0 || other.isRetired();
+        int count = other == null ? 0 : other.count();
+        return other == null || (count < 0 && !Entry.isChecking(count)) || other.isRetired();
     }
 
     /** Takes {@code entry}'s object out of the cache if it is there (EXPLICIT: not disposed by it). */

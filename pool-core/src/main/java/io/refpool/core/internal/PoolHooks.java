@@ -17,6 +17,8 @@ public interface PoolHooks {
         BEFORE_IDLE_PUT,
         /** A put into the idle cache is about to mark the object cached and insert it. */
         BEFORE_CACHE_PUT,
+        /** A put into the idle cache inserted the object and has not yet read its count again. */
+        AFTER_CACHE_INSERT,
         /** A release idled the object in the cache and has not yet looked for capacity waiters. */
         AFTER_IDLE_PUT,
         /** An acquireAsync needs a permit and has not yet joined the line for capacity. */
