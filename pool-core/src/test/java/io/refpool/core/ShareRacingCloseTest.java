@@ -42,10 +42,16 @@ class ShareRacingCloseTest {
     private static void shareLosingToClose(
             RefPool<String, Object> pool, Handle<Object> handle, Callable<Handle<Object>> share)
             throws InterruptedException {
+        losingToClose(pool, handle, Point.SHARE_CHECKED, share);
+    }
+
+    /** Runs {@code use} on a new thread, closes {@code handle} while it is paused at {@code checked}. */
+    private static void losingToClose(RefPool<String, Object> pool, Handle<Object> handle, Point point, Callable<?> use)
+            throws InterruptedException {
         TestPoolHooks hooks = new TestPoolHooks();
         pool.core().setHooks(hooks);
-        TestPoolHooks.Pause checked = hooks.pause(Point.SHARE_CHECKED, null);
-        Forked<Handle<Object>> sharer = fork("sharer", share::call);
+        TestPoolHooks.Pause checked = hooks.pause(point, null);
+        Forked<Object> sharer = fork("user", use::call);
         checked.awaitArrival(); // the handle was open when share() looked
         pool.attached(() -> {
             handle.close(); // attached: the count reaches zero, the object goes idle
@@ -86,5 +92,26 @@ class ShareRacingCloseTest {
             again.close();
             pool.close();
         }
+    }
+
+    /** {@code Handle.section()} takes a reference of its own as share() does, and loses the same way. */
+    @Test
+    void aSectionThatLosesToTheCloseFailsAndLeavesTheObjectIdle() throws Exception {
+        RefPool<String, Object> pool = pool();
+        Handle<Object> handle = pool.attached(() -> pool.acquire("k"));
+        losingToClose(
+                pool,
+                handle,
+                Point.SECTION_CHECKED,
+                () -> pool.attached(() -> {
+                    try (io.refpool.sync.Guard section = handle.section()) {
+                        return section;
+                    }
+                }));
+        assertEquals(0, pool.stats().live(), "the section holds nothing");
+        assertEquals(1, pool.stats().idle());
+        pool.call("k", value -> value);
+        assertEquals(1, checks.get(), "the next acquire revived it through its check");
+        pool.close();
     }
 }

@@ -50,6 +50,8 @@ public interface PoolHooks {
         SLOT_FREED,
         /** {@code Handle.share()} found its handle open and has not yet taken the new reference. */
         SHARE_CHECKED,
+        /** {@code Handle.section()} or {@code sectionAsync()} found its handle open and has not yet taken its reference. */
+        SECTION_CHECKED,
         /**
          * An {@code acquireAsync} took a reference to its key's live object at once and has not
          * yet checked whether the object was retired meanwhile.

@@ -100,6 +100,7 @@ class PooledHandle<K, V> implements Handle<V> {
     public Guard section(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         checkOpen("section()");
+        handles.pool.hook(PoolHooks.Point.SECTION_CHECKED);
         return Section.enter(handles, entry, token);
     }
 
@@ -107,6 +108,7 @@ class PooledHandle<K, V> implements Handle<V> {
     public Guard section(Duration timeout) {
         Waits.checked(timeout);
         checkOpen("section()");
+        handles.pool.hook(PoolHooks.Point.SECTION_CHECKED);
         return Section.enterWithin(handles, entry, timeout);
     }
 
@@ -117,6 +119,7 @@ class PooledHandle<K, V> implements Handle<V> {
             return CompletableFuture.failedFuture(new IllegalStateException(
                     "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
         }
+        handles.pool.hook(PoolHooks.Point.SECTION_CHECKED);
         return Section.enterAsync(handles, entry, token, false, null);
     }
 
