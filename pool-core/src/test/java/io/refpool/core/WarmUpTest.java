@@ -83,6 +83,36 @@ class WarmUpTest {
         assertEquals(3, disposed.size());
     }
 
+    /**
+     * A warm-up publishes its object, then gives back its reference, and only then completes its
+     * creation. A close between the two waits for it: before, it found no creation in the slot and
+     * went on, reported the warm-up's reference as an open handle, and returned with the object
+     * not disposed, which the late release then disposed after the close.
+     */
+    @Test
+    void aCloseWaitsForAWarmUpBetweenItsPublicationAndItsRelease() throws Exception {
+        RefPool<String, Object> pool = pool(builder());
+        Thread warmer = executor.submit(Thread::currentThread).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        TestReleaseHooks hooks =
+                TestReleaseHooks.pausing(io.refpool.core.internal.ReleaseQueueHooks.Point.QUEUE_LOCK, warmer);
+        pool.core().releaseQueue().setHooks(hooks);
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("k"), CancellationToken.none()).toCompletableFuture();
+        hooks.awaitArrival(); // published; its reference about to be queued
+        Forked<Boolean> closing = fork("closer", () -> {
+            pool.close(); // on this thread: it parks only to wait for the warm-up
+            return pool.isClosed();
+        });
+        io.refpool.testkit.TestKit.eventually()
+                .until(() -> !closing.thread.isAlive()
+                        || closing.thread.getState() == Thread.State.WAITING); // closed, or waiting
+        hooks.proceed();
+        assertTrue(closing.join(), "closed");
+        assertEquals(List.of(), errors, "no open handle reported");
+        assertEquals(1, disposed.size(), "disposed by the close");
+        assertEquals(1, warming.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+    }
+
     @Test
     void aWarmUpUsesOnlyFreeCapacityAndStopsWhenNoneIsLeft() throws Exception {
         RefPool<String, Object> pool = pool(builder().maxObjects(2));

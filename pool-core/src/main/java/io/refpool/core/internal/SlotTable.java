@@ -89,6 +89,11 @@ final class SlotTable<K, V> {
 
     private final ConcurrentHashMap<K, Slot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Identity, Entry<K, V>> instances = new ConcurrentHashMap<>();
+    /**
+     * Warm-ups' creations from their slot until their reference is queued: a close waits for them
+     * even once the object replaced the creation in its slot ({@link #awaitCreations}).
+     */
+    private final Set<Creation<K, V>> warming = ConcurrentHashMap.newKeySet();
 
     SlotTable(
             PoolState pool,
@@ -337,19 +342,27 @@ final class SlotTable<K, V> {
         if (!mine) {
             return null;
         }
-        Entry<K, V> entry = make(key, creation, s, permit);
-        putInSlot(
-                key, creation, entry, () -> attacher.runInternal(attached -> unusable.unpublishable(entry, attached)));
+        warming.add(creation);
         try {
-            capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
-        } finally { // whatever fails, the reference goes back and the creation's waiters look again
+            Entry<K, V> entry = make(key, creation, s, permit);
+            putInSlot(
+                    key,
+                    creation,
+                    entry,
+                    () -> attacher.runInternal(attached -> unusable.unpublishable(entry, attached)));
             try {
-                release.accept(entry);
-            } finally {
-                creation.complete(entry);
+                capacity.published(entry); // the warm-up's reference keeps the count above 0 meanwhile
+            } finally { // whatever fails, the reference goes back and the creation's waiters look again
+                try {
+                    release.accept(entry);
+                } finally {
+                    creation.complete(entry);
+                }
             }
+            return entry;
+        } finally {
+            warming.remove(creation);
         }
-        return entry;
     }
 
     /**
@@ -450,6 +463,11 @@ final class SlotTable<K, V> {
                         running = creation;
                         break;
                     }
+                }
+            }
+            for (Creation<K, V> creation : warming) { // out of its slot, its reference not yet queued
+                if (running == null && creation.runner != me && !creation.isDone()) {
+                    running = creation;
                 }
             }
             if (running == null) {
