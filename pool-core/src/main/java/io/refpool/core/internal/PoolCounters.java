@@ -3,8 +3,8 @@ package io.refpool.core.internal;
 import io.refpool.core.DisposalCause;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolStats;
-import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToLongFunction;
@@ -18,7 +18,8 @@ import java.util.function.ToLongFunction;
  * counts them in its own {@link AttachState} with plain stores, and the pool's counters sum those
  * states. A thread's first {@value #SHARED_BEFORE_OWN} events go to the striped counters, so a
  * short-lived thread (a virtual thread per request) never joins the list; then the thread joins
- * it, once. The list holds the states of threads that may have ended: when it has grown to twice
+ * it, once (again with a new state if its thread-locals were cleared, which replaces the old one,
+ * its counts folded into the striped counters). The list holds the states of threads that may have ended: when it has grown to twice
  * what the last sweep left, the next joiner sweeps it, folding each ended thread's counts into the
  * striped counters (its end happens-before {@code isAlive()} returning false, so they are final).
  * Sums and sweeps hold the list's lock, so a count is read in its thread's state or in the striped
@@ -35,8 +36,12 @@ final class PoolCounters {
     /** Times an object's count reached 0, as {@link #sharedIdleHits}: with idle hits and disposals, how many objects are idle now. */
     private final LongAdder sharedZeroes = new LongAdder();
 
-    /** The states of threads that count their own idle events; guarded by itself. */
-    private final ArrayList<AttachState> counting = new ArrayList<>();
+    /**
+     * The states of threads that count their own idle events, one per thread; guarded by itself. A
+     * thread whose thread-locals were cleared (a common-pool worker between tasks) joins again with
+     * a new state, which replaces the old one, its counts folded into the striped counters.
+     */
+    private final HashMap<Thread, AttachState> counting = new HashMap<>();
 
     /** How many states the last sweep left in {@link #counting}: the next sweeps at twice as many. */
     private int keptBySweep = SHARED_BEFORE_OWN;
@@ -98,7 +103,11 @@ final class PoolCounters {
                 if (counting.size() >= 2 * keptBySweep) {
                     sweep();
                 }
-                counting.add(s);
+                AttachState replaced = counting.put(s.thread, s);
+                if (replaced != null && replaced != s) { // this thread's earlier state: it writes it no more
+                    sharedIdleHits.add(replaced.ownIdleHits());
+                    sharedZeroes.add(replaced.ownZeroes());
+                }
             }
             s.countsOwn = true; // after it joined: what it counts from now on is summed
         }
@@ -106,7 +115,7 @@ final class PoolCounters {
 
     /** Folds the counts of ended threads into the striped counters and drops their states. */
     private void sweep() {
-        counting.removeIf(s -> {
+        counting.values().removeIf(s -> {
             if (s.thread.isAlive()) {
                 return false;
             }
@@ -138,7 +147,7 @@ final class PoolCounters {
     private long sum(LongAdder shared, ToLongFunction<AttachState> own) {
         synchronized (counting) {
             long sum = shared.sum();
-            for (AttachState s : counting) {
+            for (AttachState s : counting.values()) {
                 sum += own.applyAsLong(s);
             }
             return sum;

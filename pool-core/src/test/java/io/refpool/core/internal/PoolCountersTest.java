@@ -66,6 +66,24 @@ class PoolCountersTest {
         assertEquals((long) threads * perThread, counters.zeroes());
     }
 
+    /**
+     * A live thread whose thread-locals are cleared between tasks (a common-pool worker) counts in
+     * a new state each time: each replaces the one before, its counts kept, so the list stays one
+     * state per thread.
+     */
+    @Test
+    void aLiveThreadThatJoinsAgainWithANewStateReplacesItsOldOne() {
+        PoolCounters counters = new PoolCounters();
+        int tasks = 1000;
+        int perTask = THRESHOLD;
+        for (int t = 0; t < tasks; t++) {
+            count(counters, perTask); // a new state each time, on this one live thread
+            assertEquals(1, counters.countingThreads(), "one state for the one thread");
+        }
+        assertEquals((long) tasks * perTask, counters.idleHits(), "every task's hits, once");
+        assertEquals((long) tasks * perTask, counters.zeroes());
+    }
+
     @Test
     void aReaderSeesTheSumsOnlyGrowWhileThreadsCountAndEnd() throws Exception {
         PoolCounters counters = new PoolCounters();
