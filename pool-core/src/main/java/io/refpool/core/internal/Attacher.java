@@ -507,8 +507,8 @@ final class Attacher<K, V> {
             // granted on a thread that is attached already: run nested. The thread's own hold covers
             // the level, so the extra one goes at once: a detached() inside leaves the gate whole
             AttachScope scope = s.enterNested();
-            gates.leave(guard, exclusive);
             try {
+                gates.leave(guard, exclusive); // what it grants may run here and throw: the level still ends
                 applyIfDirty(s);
                 return fn.apply(scope);
             } finally {
