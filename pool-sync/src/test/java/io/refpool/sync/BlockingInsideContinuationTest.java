@@ -155,6 +155,47 @@ class BlockingInsideContinuationTest {
         assertFreeAndUsable(released);
     }
 
+    /**
+     * What {@code releaseNow} leaves deferred is still run by a blocking acquire before it parks:
+     * here the continuation its release runs blocks on the mutex whose waiter the outer
+     * continuation granted before, plainly, and that waiter must get its turn and let it go.
+     */
+    @Test
+    void aBlockingAcquireInsideReleaseNowStillRunsWhatWasDeferredBefore() throws Exception {
+        AsyncMutex outer = new AsyncMutex();
+        AsyncMutex other = new AsyncMutex();
+        AsyncMutex released = new AsyncMutex();
+        assertTrue(outer.tryLock());
+        Guard otherHeld = other.tryAcquire().orElseThrow();
+        Guard releasedHeld = released.tryAcquire().orElseThrow();
+        List<String> order = new ArrayList<>();
+        other.acquire().thenAccept(guard -> {
+            order.add("other's waiter");
+            guard.close();
+        });
+        released.acquire().thenAccept(guard -> {
+            Optional<Guard> again = tryAcquireBounded(other); // parks: the deferred waiter runs first
+            order.add(again.isPresent() ? "released's waiter took other" : "released's waiter timed out");
+            again.ifPresent(Guard::close);
+            guard.close();
+        });
+        CompletableFuture<Void> continuation = outer.acquire()
+                .thenAccept(guard -> {
+                    otherHeld.close(); // deferred: this thread runs a continuation
+                    Continuations.releaseNow(releasedHeld::close);
+                    guard.close();
+                })
+                .toCompletableFuture();
+
+        outer.unlock();
+
+        continuation.join();
+        assertEquals(List.of("other's waiter", "released's waiter took other"), order);
+        assertFreeAndUsable(outer);
+        assertFreeAndUsable(other);
+        assertFreeAndUsable(released);
+    }
+
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
         try {
             return mutex.tryAcquire(TestKit.BOUND);

@@ -27,6 +27,8 @@ final class Trampoline {
     private ArrayDeque<Waiter> pending = new ArrayDeque<>();
 
     private boolean draining;
+    /** The queues {@link #settlingNow} set aside, oldest first; {@code null} outside it. */
+    private ArrayDeque<ArrayDeque<Waiter>> setAside;
 
     private Trampoline() {}
 
@@ -46,10 +48,19 @@ final class Trampoline {
      */
     static void runDeferredBeforeParking() {
         Trampoline trampoline = CURRENT.get();
-        if (trampoline == null || !trampoline.draining) {
+        if (trampoline == null || (!trampoline.draining && trampoline.setAside == null)) {
             return; // not inside a continuation: nothing can be deferred
         }
-        for (Waiter w = trampoline.pending.pollFirst(); w != null; w = trampoline.pending.pollFirst()) {
+        if (trampoline.setAside != null) { // queues {@link #settlingNow} set aside, oldest first
+            for (ArrayDeque<Waiter> queue : trampoline.setAside) {
+                settleAll(queue);
+            }
+        }
+        settleAll(trampoline.pending);
+    }
+
+    private static void settleAll(ArrayDeque<Waiter> queue) {
+        for (Waiter w = queue.pollFirst(); w != null; w = queue.pollFirst()) {
             w.settleFuture(); // still draining: what these continuations settle is queued behind
         }
     }
@@ -66,11 +77,19 @@ final class Trampoline {
             return;
         }
         ArrayDeque<Waiter> deferred = trampoline.pending;
+        if (trampoline.setAside == null) {
+            trampoline.setAside = new ArrayDeque<>();
+        }
+        trampoline.setAside.addLast(deferred); // still run by a blocking acquire before it parks
         trampoline.pending = new ArrayDeque<>();
         trampoline.draining = false;
         try {
             release.run(); // its settles find the thread not draining: they drain here, with theirs
         } finally {
+            trampoline.setAside.removeLast();
+            if (trampoline.setAside.isEmpty()) {
+                trampoline.setAside = null;
+            }
             trampoline.pending = deferred;
             trampoline.draining = true;
         }
