@@ -125,6 +125,9 @@ public final class CancellationSource implements AutoCloseable {
     private Registration[] parentLinks;
     private Object signal;
 
+    /** Test seam: runs between a timer's scheduling and its installation as the source's; tests only. */
+    static volatile Runnable scheduledForTests;
+
     /** Creates a source that is not cancelled. */
     public CancellationSource() {}
 
@@ -290,8 +293,9 @@ public final class CancellationSource implements AutoCloseable {
         HandOff handOff = executor == null ? null : new HandOff(executor);
         ScheduledFuture<?> scheduled =
                 CancellationTimers.schedule(handOff == null ? this::cancelFromTimer : handOff, saturatedNanos(delay));
-        if (handOff != null) {
-            handOff.timer = scheduled;
+        Runnable seam = scheduledForTests;
+        if (seam != null) {
+            seam.run();
         }
         Object witness;
         while ((witness = TIMER.compareAndExchange(this, current, scheduled)) != current) {
@@ -303,6 +307,9 @@ public final class CancellationSource implements AutoCloseable {
         }
         if (current != null) {
             ((ScheduledFuture<?>) current).cancel(false);
+        }
+        if (handOff != null) {
+            handOff.installed(scheduled); // its cancel, if it came already, runs here
         }
         if (HEAD.getVolatile(this) == CANCELLED) {
             dropTimer();
@@ -436,8 +443,10 @@ public final class CancellationSource implements AutoCloseable {
      */
     private final class HandOff implements Runnable {
         private final Executor executor;
-        /** Set right after scheduling; {@code null} only if the timer fired before that. */
-        volatile ScheduledFuture<?> timer;
+        /** The timer, once the arming thread installed it as the source's. */
+        private ScheduledFuture<?> timer;
+        /** Whether its cancel came before the timer was installed; with {@code this} held. */
+        private boolean cameEarly;
 
         HandOff(Executor executor) {
             this.executor = executor;
@@ -452,13 +461,32 @@ public final class CancellationSource implements AutoCloseable {
             }
         }
 
+        /** On the arming thread, once {@code scheduled} is the source's timer. */
+        void installed(ScheduledFuture<?> scheduled) {
+            boolean early;
+            synchronized (this) {
+                timer = scheduled;
+                early = cameEarly;
+            }
+            if (early) {
+                cancelIfInstalled(scheduled);
+            }
+        }
+
         private void cancelIfStillArmed() {
-            ScheduledFuture<?> mine = timer;
-            boolean armed = mine != null
-                    ? TIMER.compareAndSet(CancellationSource.this, mine, null)
-                    // fired before the arming thread recorded it: nothing can have replaced it yet
-                    : TIMER.getVolatile(CancellationSource.this) != CLOSED;
-            if (armed) {
+            ScheduledFuture<?> mine;
+            synchronized (this) {
+                mine = timer;
+                cameEarly = mine == null; // fired before it was installed: the arming thread cancels
+            }
+            if (mine != null) {
+                cancelIfInstalled(mine);
+            }
+        }
+
+        /** Cancels if {@code mine} is still the source's timer: not closed, cancelled nor replaced since. */
+        private void cancelIfInstalled(ScheduledFuture<?> mine) {
+            if (TIMER.compareAndSet(CancellationSource.this, mine, null)) {
                 cancelFromTimer();
             }
         }

@@ -101,6 +101,32 @@ class CancellationTimerTest {
         replaced.close();
     }
 
+    /**
+     * A hand-off timer that fires, and whose cancel runs, before the arming thread has installed it
+     * as the source's timer still cancels: the arming thread does it as it installs the timer.
+     */
+    @Test
+    void aHandedOffCancelThatRunsBeforeItsTimerIsInstalledStillCancels() {
+        java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
+        CancellationSource source = new CancellationSource();
+        CancellationSource.scheduledForTests = () -> { // the arming thread, between schedule and install
+            try {
+                assertTrue(ran.await(10, SECONDS), "the timer fired and its cancel ran");
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        };
+        try {
+            source.cancelAfter(Duration.ofMillis(50), task -> {
+                task.run(); // on the timer thread, before the timer is installed
+                ran.countDown();
+            });
+        } finally {
+            CancellationSource.scheduledForTests = null;
+        }
+        await().atMost(10, SECONDS).until(source::isCancellationRequested);
+    }
+
     @Test
     void cancelAfterZeroCancelsNowOnThisThread() {
         CancellationSource source = new CancellationSource();
