@@ -27,6 +27,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code pool.warmUp(keys, token)}: keys without an object are created and left idle, on the pool's
@@ -111,6 +113,43 @@ class WarmUpTest {
         assertEquals(List.of(), errors, "no open handle reported");
         assertEquals(1, disposed.size(), "disposed by the close");
         assertEquals(1, warming.get(BOUND.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    /**
+     * A warm-up's factory that flushes, or closes the pool, while another thread's close waits for
+     * that very creation returns at once instead of waiting for the close: the two would wait for
+     * each other for ever.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"flush", "close"})
+    void aWarmUpFactoryThatFlushesOrClosesDuringACloseDoesNotWaitForIt(String call) throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<RefPool<String, Object>> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        RefPool<String, Object> pool = builder().build(key -> {
+            inFactory.countDown();
+            TestKeyedPoolFixtures.awaitLatch(go);
+            if (call.equals("flush")) {
+                self.get().flush();
+            } else {
+                self.get().close();
+            }
+            return key;
+        });
+        self.set(pool);
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("k"), CancellationToken.none()).toCompletableFuture();
+        TestKeyedPoolFixtures.awaitLatch(inFactory);
+        Forked<Boolean> closing = fork("closer", () -> {
+            pool.close(); // waits for the warm-up's creation
+            return pool.isClosed();
+        });
+        io.refpool.testkit.TestKit.eventually().until(() -> closing.thread.getState() == Thread.State.WAITING);
+        go.countDown();
+        assertTrue(closing.join(), "closed"); // bounded: a deadlock fails here
+        warming.handle((made, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(1, disposed.size(), "the object made is disposed");
     }
 
     @Test

@@ -83,12 +83,12 @@ public final class LifecycleControl<K, V> {
     /**
      * {@return this thread's state, attached to a pool whose close has finished}, or {@code null} if
      * the flush must return at once: the thread runs the close, or the close may wait for it (it
-     * runs a factory with its attachment suspended by the pool). A thread attached already does not
+     * runs a factory with its attachment suspended by the pool, or a warm-up's). A thread attached already does not
      * come here: its flush nests.
      */
     private AttachState afterClose() {
         try {
-            if (attacher.isAttachedOrSuspendedByPool() || !pool.awaitCloseFinished()) {
+            if (attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread() || !pool.awaitCloseFinished()) {
                 return null;
             }
             return attacher.enterClosureAfterClose();

@@ -429,6 +429,15 @@ public final class PoolCore<K, V> implements PoolState {
     // ---------------------------------------------------------------- close and stats
 
     /**
+     * {@return whether a close may wait for the calling thread}: it is attached, suspended by the
+     * pool, or runs a creation the close waits for (a warm-up's factory), so it must not wait for a
+     * close
+     */
+    private boolean closeMayWaitForThisThread() {
+        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread();
+    }
+
+    /**
      * Closes the pool. A close called while another thread's close is running waits for it to
      * finish, so that whichever returns first, the pool is closed; unless the calling thread is
      * attached to this pool, is running that close (a disposer, say), or runs a factory with its
@@ -438,7 +447,7 @@ public final class PoolCore<K, V> implements PoolState {
     public void close() {
         shutdown.close(
                 this::failWaitersDrainAndDispose,
-                attacher::isAttachedOrSuspendedByPool,
+                this::closeMayWaitForThisThread,
                 () -> {
                     if (observer != null) {
                         observer.poolClosed();
@@ -457,11 +466,7 @@ public final class PoolCore<K, V> implements PoolState {
      */
     public boolean close(Duration timeout) {
         return shutdown.closeWithin(
-                timeout,
-                this::close,
-                attacher::isAttachedOrSuspendedByPool,
-                "refpool-close (pool '" + name + "')",
-                () -> {
+                timeout, this::close, this::closeMayWaitForThisThread, "refpool-close (pool '" + name + "')", () -> {
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
                     if (runs != null) {
                         runs.interruptAll(); // the calls still running at the limit, on this thread

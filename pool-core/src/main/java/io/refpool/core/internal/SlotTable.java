@@ -478,6 +478,25 @@ final class SlotTable<K, V> {
         }
     }
 
+    /**
+     * {@return whether the calling thread runs a creation a close waits for} (a gate-free factory,
+     * a warm-up's): a scan, for a thread about to wait for a close
+     */
+    boolean createsOnThisThread() {
+        Thread me = Thread.currentThread();
+        for (Creation<K, V> creation : warming) {
+            if (creation.runner == me && !creation.isDone()) {
+                return true;
+            }
+        }
+        for (Slot slot : slots.values()) {
+            if (slot instanceof Creation && ((Creation<?, ?>) slot).runner == me && !((Creation<?, ?>) slot).isDone()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static Void awaitUninterruptibly(Creation<?, ?> creation) {
         Waits.uninterruptibly(() -> {
             try {
