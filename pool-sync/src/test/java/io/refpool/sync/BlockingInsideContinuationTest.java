@@ -196,6 +196,54 @@ class BlockingInsideContinuationTest {
         assertFreeAndUsable(released);
     }
 
+    /**
+     * The waiters one release serves are settled as a batch before any of their continuations
+     * runs, also when a blocking acquire inside {@code releaseNow}'s release settles them: here
+     * the first waiter's continuation grants a third, which must come after the second.
+     */
+    @Test
+    void aBatchSetAsideByReleaseNowIsSettledWholeBeforeItsContinuationsGrantMore() throws Exception {
+        List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AsyncMutex outer = new AsyncMutex();
+        AsyncMutex third = new AsyncMutex();
+        AsyncMutex held = new AsyncMutex();
+        AsyncSemaphore semaphore = new AsyncSemaphore(2);
+        assertTrue(semaphore.tryAcquirePermits(2));
+        assertTrue(outer.tryLock());
+        assertTrue(third.tryLock());
+        Thread main = Thread.currentThread();
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        TestKit.Forked<Void> holder = TestKit.forkRun("holder", () -> {
+            assertTrue(held.tryLock());
+            holding.countDown();
+            TestKit.awaitParked(main); // in the blocking acquire below
+            held.unlock();
+        });
+        assertTrue(holding.await(TestKit.BOUND.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+        semaphore.acquire(1).thenAccept(guard -> {
+            order.add("w1");
+            third.unlock(); // grants w3
+        });
+        semaphore.acquire(1).thenAccept(guard -> order.add("w2"));
+        third.acquire().thenAccept(guard -> order.add("w3"));
+        outer.acquire().thenAccept(guard -> {
+            semaphore.release(2); // w1 and w2, one batch, deferred: this thread runs a continuation
+            Continuations.releaseNow(() -> {
+                guard.close();
+                try {
+                    held.acquireBlocking().close(); // settles what was deferred before it parks
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        });
+
+        outer.unlock();
+
+        holder.join();
+        assertEquals(List.of("w1", "w2", "w3"), order);
+    }
+
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
         try {
             return mutex.tryAcquire(TestKit.BOUND);

@@ -51,12 +51,21 @@ final class Trampoline {
         if (trampoline == null || (!trampoline.draining && trampoline.setAside == null)) {
             return; // not inside a continuation: nothing can be deferred
         }
-        if (trampoline.setAside != null) { // queues {@link #settlingNow} set aside, oldest first
-            for (ArrayDeque<Waiter> queue : trampoline.setAside) {
-                settleAll(queue);
+        boolean wasDraining = trampoline.draining;
+        trampoline.draining = true; // what these settles ask for queues behind them, as in any drain
+        try {
+            if (trampoline.setAside != null) { // queues {@link #settlingNow} set aside, oldest first
+                for (ArrayDeque<Waiter> queue : trampoline.setAside) {
+                    settleAll(queue);
+                }
+            }
+            settleAll(trampoline.pending);
+        } finally {
+            trampoline.draining = wasDraining;
+            if (!wasDraining && !trampoline.pending.isEmpty()) {
+                trampoline.drain(trampoline.pending.pollFirst()); // inside settlingNow's release: as it would
             }
         }
-        settleAll(trampoline.pending);
     }
 
     private static void settleAll(ArrayDeque<Waiter> queue) {
