@@ -468,8 +468,12 @@ public final class CancellationSource implements AutoCloseable {
                 timer = scheduled;
                 early = cameEarly;
             }
-            if (early) {
-                cancelIfInstalled(scheduled);
+            if (early) { // its cancel came already: hand it over again, now that it can tell
+                try {
+                    executor.execute(() -> cancelIfInstalled(scheduled));
+                } catch (Throwable refused) {
+                    cancelIfInstalled(scheduled);
+                }
             }
         }
 

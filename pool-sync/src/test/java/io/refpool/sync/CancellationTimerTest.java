@@ -109,6 +109,9 @@ class CancellationTimerTest {
     void aHandedOffCancelThatRunsBeforeItsTimerIsInstalledStillCancels() {
         java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
         CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> cancelledOn = new AtomicReference<>();
+        source.token().register(() -> cancelledOn.set(Thread.currentThread()));
+        Thread arming = Thread.currentThread();
         CancellationSource.scheduledForTests = () -> { // the arming thread, between schedule and install
             try {
                 assertTrue(ran.await(10, SECONDS), "the timer fired and its cancel ran");
@@ -118,13 +121,18 @@ class CancellationTimerTest {
         };
         try {
             source.cancelAfter(Duration.ofMillis(50), task -> {
-                task.run(); // on the timer thread, before the timer is installed
-                ran.countDown();
+                if (Thread.currentThread() == arming) {
+                    new Thread(task, "executor").start(); // a hand-off from the arming thread
+                } else {
+                    task.run(); // on the timer thread, before the timer is installed
+                    ran.countDown();
+                }
             });
         } finally {
             CancellationSource.scheduledForTests = null;
         }
-        await().atMost(10, SECONDS).until(source::isCancellationRequested);
+        await().atMost(10, SECONDS).until(() -> cancelledOn.get() != null);
+        assertNotSame(arming, cancelledOn.get(), "the cancel ran where the executor runs it, not on the arming thread");
     }
 
     @Test
