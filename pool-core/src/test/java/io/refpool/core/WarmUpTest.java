@@ -152,6 +152,42 @@ class WarmUpTest {
         assertEquals(1, disposed.size(), "the object made is disposed");
     }
 
+    /**
+     * A warm-up's factory that calls {@code close(timeout)} on an open pool starts the close on a
+     * thread of its own and waits at most its limit: run inline there, the close would wait for
+     * an attached section holder that waits for this very creation.
+     */
+    @Test
+    void aWarmUpFactoryClosingAnOpenPoolWithALimitWaitsNoLongerThanIt() throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        CompletableFuture<Boolean> factoryClose = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<RefPool<String, Object>> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        RefPool<String, Object> pool = builder()
+                .attachMode(AttachMode.PER_OBJECT)
+                .build(key -> {
+                    if (key.equals("k")) {
+                        inFactory.countDown();
+                        TestKeyedPoolFixtures.awaitLatch(go);
+                        factoryClose.complete(self.get().close(java.time.Duration.ofMillis(200)));
+                    }
+                    return key;
+                });
+        self.set(pool);
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("k"), CancellationToken.none()).toCompletableFuture();
+        TestKeyedPoolFixtures.awaitLatch(inFactory);
+        Forked<Void> sectionHolder = io.refpool.testkit.TestKit.forkRun(
+                "section holder", () -> pool.run("x", value -> pool.acquire("k").close()));
+        io.refpool.testkit.TestKit.awaitParked(sectionHolder.thread); // attached, waiting for k's creation
+        go.countDown();
+        assertFalse(factoryClose.get(BOUND.toSeconds(), TimeUnit.SECONDS), "the limit passed first");
+        sectionHolder.outcome.handle((done, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        warming.handle((made, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        io.refpool.testkit.TestKit.eventually().until(pool::isClosed);
+    }
+
     @Test
     void aWarmUpUsesOnlyFreeCapacityAndStopsWhenNoneIsLeft() throws Exception {
         RefPool<String, Object> pool = pool(builder().maxObjects(2));

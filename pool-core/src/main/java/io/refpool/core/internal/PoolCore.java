@@ -430,11 +430,13 @@ public final class PoolCore<K, V> implements PoolState {
 
     /**
      * {@return whether a close may wait for the calling thread}: it is attached, suspended by the
-     * pool, or runs a creation the close waits for (a warm-up's factory), so it must not wait for a
-     * close
+     * pool, or runs a creation a running close waits for (a warm-up's factory), so it must not wait
+     * for that close
      */
     private boolean closeMayWaitForThisThread() {
-        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread();
+        // a warm-up's creation only matters to a close under way: an open pool's close(timeout) from
+        // that factory starts its close on a thread of its own and waits with its limit
+        return attacher.isAttachedOrSuspendedByPool() || (shutdown.isClosed() && slots.createsOnThisThread());
     }
 
     /**
