@@ -188,6 +188,28 @@ class WarmUpTest {
         io.refpool.testkit.TestKit.eventually().until(pool::isClosed);
     }
 
+    /**
+     * A warm-up's factory that calls {@code close(timeout)} with no other thread about: the close it
+     * starts on a thread of its own waits for this very creation, so the call returns at once
+     * (false) rather than wait out a limit it cannot meet, a day here; the close then finishes.
+     */
+    @Test
+    void aWarmUpFactoryClosingThePoolWithALimitDoesNotWaitForACloseThatWaitsForIt() throws Exception {
+        CompletableFuture<Boolean> factoryClose = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<RefPool<String, Object>> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        RefPool<String, Object> pool = builder().build(key -> {
+            factoryClose.complete(self.get().close(java.time.Duration.ofDays(1)));
+            return key;
+        });
+        self.set(pool);
+        CompletableFuture<Integer> warming =
+                pool.warmUp(List.of("k"), CancellationToken.none()).toCompletableFuture();
+        assertFalse(factoryClose.get(BOUND.toSeconds(), TimeUnit.SECONDS), "not closed yet: it waits for this factory");
+        warming.handle((made, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        io.refpool.testkit.TestKit.eventually().until(() -> disposed.size() == 1);
+    }
+
     @Test
     void aWarmUpUsesOnlyFreeCapacityAndStopsWhenNoneIsLeft() throws Exception {
         RefPool<String, Object> pool = pool(builder().maxObjects(2));

@@ -254,7 +254,8 @@ public final class CancellationSource implements AutoCloseable {
      * {@link #cancelAfter(Duration)} whose cancel, when the delay has passed, the timer thread hands
      * to {@code executor} rather than running it: the callbacks, and whatever they set off (the
      * waiters a cancelled wait lets through, their continuations), run there, and a slow one holds
-     * back no other timer of the JVM. If {@code executor} throws, the timer thread cancels itself.
+     * back no other timer of the JVM. If {@code executor} throws, the cancel runs on the thread that
+     * handed it over instead.
      * {@link Duration#ZERO} cancels now, on this thread.
      *
      * <pre>{@code
@@ -309,7 +310,7 @@ public final class CancellationSource implements AutoCloseable {
             ((ScheduledFuture<?>) current).cancel(false);
         }
         if (handOff != null) {
-            handOff.installed(scheduled); // its cancel, if it came already, runs here
+            handOff.installed(scheduled); // its cancel, if it came already, is handed over again
         }
         if (HEAD.getVolatile(this) == CANCELLED) {
             dropTimer();

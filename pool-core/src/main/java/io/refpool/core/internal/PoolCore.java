@@ -430,13 +430,11 @@ public final class PoolCore<K, V> implements PoolState {
 
     /**
      * {@return whether a close may wait for the calling thread}: it is attached, suspended by the
-     * pool, or runs a creation a running close waits for (a warm-up's factory), so it must not wait
-     * for that close
+     * pool, or runs a creation the close waits for (a warm-up's factory), so it must not wait for
+     * that close
      */
     private boolean closeMayWaitForThisThread() {
-        // a warm-up's creation only matters to a close under way: an open pool's close(timeout) from
-        // that factory starts its close on a thread of its own and waits with its limit
-        return attacher.isAttachedOrSuspendedByPool() || (shutdown.isClosed() && slots.createsOnThisThread());
+        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread();
     }
 
     /**
@@ -468,7 +466,12 @@ public final class PoolCore<K, V> implements PoolState {
      */
     public boolean close(Duration timeout) {
         return shutdown.closeWithin(
-                timeout, this::close, this::closeMayWaitForThisThread, "refpool-close (pool '" + name + "')", () -> {
+                timeout,
+                this::close,
+                attacher::isAttachedOrSuspendedByPool, // a close it runs here never waits for it
+                slots::createsOnThisThread, // a warm-up's factory: the close, on its own thread, waits for it
+                "refpool-close (pool '" + name + "')",
+                () -> {
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
                     if (runs != null) {
                         runs.interruptAll(); // the calls still running at the limit, on this thread

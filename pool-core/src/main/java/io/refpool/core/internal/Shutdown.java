@@ -87,12 +87,19 @@ final class Shutdown {
      * {@code close(Duration)}: starts {@code close} on a thread of its own if nobody closes yet, waits
      * at most {@code timeout} for the latch, and runs {@code atLimit} if it is still shut then. On a
      * thread that close would wait for ({@code attached}, or the closer itself) it runs {@code close}
-     * on the calling thread instead, which never waits for itself, and only reports the state.
+     * on the calling thread instead, which never waits for itself, and only reports the state. On a
+     * thread whose work the close waits for without it being attached ({@code awaitedByClose}: a
+     * warm-up's factory) it starts the close if none runs and reports the state without waiting.
      *
      * @return whether the pool is closed
      */
     boolean closeWithin(
-            Duration timeout, Runnable close, BooleanSupplier attached, String threadName, Runnable atLimit) {
+            Duration timeout,
+            Runnable close,
+            BooleanSupplier attached,
+            BooleanSupplier awaitedByClose,
+            String threadName,
+            Runnable atLimit) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("close(timeout) with a negative timeout: " + timeout);
@@ -106,6 +113,9 @@ final class Shutdown {
             Thread thread = new Thread(close, threadName);
             thread.setDaemon(true);
             thread.start();
+        }
+        if (awaitedByClose.getAsBoolean()) {
+            return closed.getCount() == 0; // the close waits for this thread to go on: waiting is futile
         }
         boolean interrupted = false;
         long deadline = System.nanoTime() + nanos;
