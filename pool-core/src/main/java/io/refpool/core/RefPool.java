@@ -818,7 +818,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * handles still open to the error listener. A handle never closed keeps its object alive (with
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):
-     * {@link #close(Duration)} bounds that wait. Idempotent.
+     * {@link #close(Duration)} bounds that wait. Idempotent. Called from a factory the close waits
+     * for (a warm-up's; in {@code GLOBAL} mode, any), it returns without waiting for the close,
+     * which goes on on another thread and finishes after the factory returns.
      */
     @Override
     public void close() {

@@ -153,12 +153,13 @@ class WarmUpTest {
     }
 
     /**
-     * A warm-up's factory that calls {@code close(timeout)} on an open pool starts the close on a
-     * thread of its own and waits at most its limit: run inline there, the close would wait for
-     * an attached section holder that waits for this very creation.
+     * A warm-up's factory that calls {@code close()} or {@code close(timeout)} on an open pool starts
+     * the close on a thread of its own (and waits at most its limit): run inline there, the close
+     * would wait for an attached section holder that waits for this very creation.
      */
-    @Test
-    void aWarmUpFactoryClosingAnOpenPoolWithALimitWaitsNoLongerThanIt() throws Exception {
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aWarmUpFactoryClosingAnOpenPoolDoesNotWaitForAHolderWaitingForIt(boolean withALimit) throws Exception {
         CountDownLatch inFactory = new CountDownLatch(1);
         CountDownLatch go = new CountDownLatch(1);
         CompletableFuture<Boolean> factoryClose = new CompletableFuture<>();
@@ -170,7 +171,12 @@ class WarmUpTest {
                     if (key.equals("k")) {
                         inFactory.countDown();
                         TestKeyedPoolFixtures.awaitLatch(go);
-                        factoryClose.complete(self.get().close(java.time.Duration.ofMillis(200)));
+                        if (withALimit) {
+                            factoryClose.complete(self.get().close(java.time.Duration.ofMillis(200)));
+                        } else {
+                            self.get().close(); // returns: the close goes on on a thread of its own
+                            factoryClose.complete(false);
+                        }
                     }
                     return key;
                 });
@@ -182,7 +188,7 @@ class WarmUpTest {
                 "section holder", () -> pool.run("x", value -> pool.acquire("k").close()));
         io.refpool.testkit.TestKit.awaitParked(sectionHolder.thread); // attached, waiting for k's creation
         go.countDown();
-        assertFalse(factoryClose.get(BOUND.toSeconds(), TimeUnit.SECONDS), "the limit passed first");
+        assertFalse(factoryClose.get(BOUND.toSeconds(), TimeUnit.SECONDS), "returned before the close finished");
         sectionHolder.outcome.handle((done, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
         warming.handle((made, failure) -> null).get(BOUND.toSeconds(), TimeUnit.SECONDS);
         io.refpool.testkit.TestKit.eventually().until(pool::isClosed);

@@ -442,9 +442,16 @@ public final class PoolCore<K, V> implements PoolState {
      * finish, so that whichever returns first, the pool is closed; unless the calling thread is
      * attached to this pool, is running that close (a disposer, say), or runs a factory with its
      * attachment suspended by the pool (in {@code GLOBAL} mode), which that close waits for: waiting
-     * would wait for itself, so it returns at once.
+     * would wait for itself, so it returns at once. Called from a warm-up's factory, whose creation
+     * every close waits for, it starts the close on a thread of its own and returns.
      */
     public void close() {
+        if (!attacher.isAttachedOrSuspendedByPool() && slots.createsOnThisThread()) {
+            // a warm-up's factory: the close waits for this creation, and, run here, would wait for an
+            // attached thread that waits for it too: the close runs on a thread of its own instead
+            close(Duration.ZERO);
+            return;
+        }
         shutdown.close(
                 this::failWaitersDrainAndDispose,
                 this::closeMayWaitForThisThread,
