@@ -250,6 +250,25 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         return retainFrom(1);
     }
 
+    /**
+     * A new reference for the holder of an open handle ({@code share()}, a section), only from a
+     * positive count: the handle holds one, so a count at 0 (or below) means it was closed meanwhile
+     * on another thread and the object went idle (or further). A +1 from 0 would revive the object
+     * past its revive check, and its give-back, deferred on a detached thread, would leave it live
+     * and lendable unchecked until a drain.
+     *
+     * @throws IllegalStateException naming {@code use} if the count was not positive
+     */
+    void retainForHolder(String use) {
+        if (retainIfLive() < 0) {
+            int c = count();
+            throw new IllegalStateException(use + " on the handle for key " + Keys.describe(key)
+                    + (c >= 0 || isChecking(c)
+                            ? ", which another thread closed meanwhile"
+                            : ", whose object is disposed"));
+        }
+    }
+
     /** {@return the count before} if it was at least {@code lowest} and one CAS added to it, else -1 */
     private int retainFrom(int lowest) {
         int c = (int) COUNT.getVolatile(this);

@@ -132,17 +132,7 @@ class PooledHandle<K, V> implements Handle<V> {
     public Handle<V> share() {
         checkOpen("share()");
         handles.pool.hook(PoolHooks.Point.SHARE_CHECKED);
-        // only from a positive count: an open handle holds a reference, so a count at 0 (or below)
-        // means this handle was closed meanwhile on another thread and its object went idle (or
-        // further). A +1 from 0 would revive it past its revive check, and its give-back, deferred
-        // on a detached thread, would leave it live and lendable unchecked until a drain
-        if (entry.retainIfLive() < 0) {
-            int count = entry.count();
-            throw new IllegalStateException("share() on the handle for key " + Keys.describe(entry.key)
-                    + (count >= 0 || Entry.isChecking(count)
-                            ? ", which another thread closed meanwhile"
-                            : ", whose object is disposed"));
-        }
+        entry.retainForHolder("share()");
         return handles.newHandle(entry, opener);
     }
 

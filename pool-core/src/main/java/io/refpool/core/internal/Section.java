@@ -362,20 +362,9 @@ final class Section {
         return "the section of key " + Keys.describe(entry.key) + " in pool '" + handles.name() + "'";
     }
 
-    /**
-     * Takes the section's own reference, only from a positive count, as {@code Handle.share()} does:
-     * the caller holds one, so a count at 0 (or below) means its handle was closed meanwhile on
-     * another thread and the object went idle (or further); a +1 from 0 would revive it past its
-     * revive check.
-     */
+    /** Takes the section's own reference, as {@code Handle.share()} does ({@link Entry#retainForHolder}). */
     private static <K, V> void retain(Entry<K, V> entry) {
-        if (entry.retainIfLive() < 0) {
-            int count = entry.count();
-            throw new IllegalStateException("the section of key " + Keys.describe(entry.key)
-                    + (count >= 0 || Entry.isChecking(count)
-                            ? " was asked for on a handle another thread closed meanwhile"
-                            : " was asked for after its object was disposed"));
-        }
+        entry.retainForHolder("section()");
     }
 
     private static IllegalStateException reentry(Entry<?, ?> entry) {
