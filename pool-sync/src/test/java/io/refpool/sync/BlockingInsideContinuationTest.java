@@ -122,37 +122,28 @@ class BlockingInsideContinuationTest {
      */
     @Test
     void releaseNowSettlesOnlyWhatItsReleaseCauses() {
-        AsyncMutex outer = new AsyncMutex();
-        AsyncMutex other = new AsyncMutex();
-        AsyncMutex released = new AsyncMutex();
-        assertTrue(outer.tryLock());
-        Guard otherHeld = other.tryAcquire().orElseThrow();
-        Guard releasedHeld = released.tryAcquire().orElseThrow();
-        List<String> order = new ArrayList<>();
-        other.acquire().thenAccept(guard -> {
-            order.add("other's waiter");
+        Deferring scene = new Deferring();
+        scene.released.acquire().thenAccept(guard -> {
+            scene.order.add("released's waiter");
             guard.close();
         });
-        released.acquire().thenAccept(guard -> {
-            order.add("released's waiter");
-            guard.close();
-        });
-        CompletableFuture<Void> continuation = outer.acquire()
+        CompletableFuture<Void> continuation = scene.outer
+                .acquire()
                 .thenAccept(guard -> {
-                    otherHeld.close(); // deferred: this thread runs a continuation
-                    Continuations.releaseNow(releasedHeld::close);
-                    order.add("continuation goes on");
+                    scene.otherHeld.close(); // deferred: this thread runs a continuation
+                    Continuations.releaseNow(scene.releasedHeld::close);
+                    scene.order.add("continuation goes on");
                     guard.close();
                 })
                 .toCompletableFuture();
 
-        outer.unlock();
+        scene.outer.unlock();
 
         continuation.join();
-        assertEquals(List.of("released's waiter", "continuation goes on", "other's waiter"), order);
-        assertFreeAndUsable(outer);
-        assertFreeAndUsable(other);
-        assertFreeAndUsable(released);
+        assertEquals(List.of("released's waiter", "continuation goes on", "other's waiter"), scene.order);
+        assertFreeAndUsable(scene.outer);
+        assertFreeAndUsable(scene.other);
+        assertFreeAndUsable(scene.released);
     }
 
     /**
@@ -162,38 +153,29 @@ class BlockingInsideContinuationTest {
      */
     @Test
     void aBlockingAcquireInsideReleaseNowStillRunsWhatWasDeferredBefore() throws Exception {
-        AsyncMutex outer = new AsyncMutex();
-        AsyncMutex other = new AsyncMutex();
-        AsyncMutex released = new AsyncMutex();
-        assertTrue(outer.tryLock());
-        Guard otherHeld = other.tryAcquire().orElseThrow();
-        Guard releasedHeld = released.tryAcquire().orElseThrow();
-        List<String> order = new ArrayList<>();
-        other.acquire().thenAccept(guard -> {
-            order.add("other's waiter");
-            guard.close();
-        });
-        released.acquire().thenAccept(guard -> {
-            Optional<Guard> again = tryAcquireBounded(other); // parks: the deferred waiter runs first
-            order.add(again.isPresent() ? "released's waiter took other" : "released's waiter timed out");
+        Deferring scene = new Deferring();
+        scene.released.acquire().thenAccept(guard -> {
+            Optional<Guard> again = tryAcquireBounded(scene.other); // parks: the deferred waiter runs first
+            scene.order.add(again.isPresent() ? "released's waiter took other" : "released's waiter timed out");
             again.ifPresent(Guard::close);
             guard.close();
         });
-        CompletableFuture<Void> continuation = outer.acquire()
+        CompletableFuture<Void> continuation = scene.outer
+                .acquire()
                 .thenAccept(guard -> {
-                    otherHeld.close(); // deferred: this thread runs a continuation
-                    Continuations.releaseNow(releasedHeld::close);
+                    scene.otherHeld.close(); // deferred: this thread runs a continuation
+                    Continuations.releaseNow(scene.releasedHeld::close);
                     guard.close();
                 })
                 .toCompletableFuture();
 
-        outer.unlock();
+        scene.outer.unlock();
 
         continuation.join();
-        assertEquals(List.of("other's waiter", "released's waiter took other"), order);
-        assertFreeAndUsable(outer);
-        assertFreeAndUsable(other);
-        assertFreeAndUsable(released);
+        assertEquals(List.of("other's waiter", "released's waiter took other"), scene.order);
+        assertFreeAndUsable(scene.outer);
+        assertFreeAndUsable(scene.other);
+        assertFreeAndUsable(scene.released);
     }
 
     /**
@@ -242,6 +224,30 @@ class BlockingInsideContinuationTest {
 
         holder.join();
         assertEquals(List.of("w1", "w2", "w3"), order);
+    }
+
+    /**
+     * Three mutexes for a continuation that defers one grant and releases another through {@code
+     * releaseNow}: {@code outer} locked (its waiter is the continuation), {@code other} and {@code
+     * released} held, and a waiter on {@code other} that records its turn in {@code order}.
+     */
+    private static final class Deferring {
+        final AsyncMutex outer = new AsyncMutex();
+        final AsyncMutex other = new AsyncMutex();
+        final AsyncMutex released = new AsyncMutex();
+        final Guard otherHeld;
+        final Guard releasedHeld;
+        final List<String> order = new ArrayList<>();
+
+        Deferring() {
+            assertTrue(outer.tryLock());
+            otherHeld = other.tryAcquire().orElseThrow();
+            releasedHeld = released.tryAcquire().orElseThrow();
+            other.acquire().thenAccept(guard -> {
+                order.add("other's waiter");
+                guard.close();
+            });
+        }
     }
 
     private static Optional<Guard> tryAcquireBounded(AsyncMutex mutex) {
