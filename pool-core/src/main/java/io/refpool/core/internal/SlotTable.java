@@ -52,7 +52,10 @@ import java.util.function.Consumer;
  * no gate back; and in {@code GLOBAL}
  * mode nobody waits for a section holding it ({@code Handles.waitForSection}), since the creator
  * may hold one. {@code close()} no longer waits for such a creation by taking the gate, so it waits
- * for it explicitly ({@link #awaitCreations}) before it disposes everything.
+ * for it explicitly ({@link #awaitCreations}) before it disposes everything. A warm-up's creation
+ * is also kept in {@code warming} from its claim until its reference is queued, after its object
+ * replaced it in the slot, so the close waits for that release too; a thread running such a
+ * creation must not wait for a close ({@link #createsOnThisThread}).
  *
  * <p>The factory runs outside any lock and never inside a map {@code compute}; concurrent acquirers
  * of the key wait for the one creation, which completes with the entry, with {@code null} when
