@@ -32,24 +32,24 @@ import java.util.concurrent.CompletionStage;
  */
 final class Acquirer<K, V> {
     private static final MethodHandle RETAIN_FOR_HANDLE;
-    private static final MethodHandle NEW_HANDLE;
     private static final MethodHandle BORROW_FOR_HANDLE;
+    private static final MethodHandle ACQUIRE_OUT_OF_LINE;
+    private static final MethodHandle REFUSAL_OUT_OF_LINE;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RETAIN_FOR_HANDLE = lookup.findVirtual(
+            MethodType reference = MethodType.methodType(Object.class, Object.class, AttachState.class);
+            RETAIN_FOR_HANDLE = lookup.findVirtual(Acquirer.class, "retainForHandle", reference);
+            BORROW_FOR_HANDLE = lookup.findVirtual(Acquirer.class, "borrowForHandle", reference);
+            ACQUIRE_OUT_OF_LINE = lookup.findVirtual(
                     Acquirer.class,
-                    "retainForHandle",
-                    MethodType.methodType(Entry.class, Object.class, AttachState.class));
-            NEW_HANDLE = lookup.findVirtual(
+                    "acquireOutOfLine",
+                    MethodType.methodType(Handle.class, Object.class, AttachState.class));
+            REFUSAL_OUT_OF_LINE = lookup.findVirtual(
                     Acquirer.class,
-                    "newHandle",
-                    MethodType.methodType(PooledHandle.class, Object.class, AttachState.class));
-            BORROW_FOR_HANDLE = lookup.findVirtual(
-                    Acquirer.class,
-                    "borrowForHandle",
-                    MethodType.methodType(Object.class, Object.class, AttachState.class));
+                    "refusalOutOfLine",
+                    MethodType.methodType(RuntimeException.class, Object.class, AttachState.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -67,12 +67,15 @@ final class Acquirer<K, V> {
     private final boolean checked;
     /** Thread leases, or {@code null}: off. */
     private final Leases<K, V> leases;
-    /** {@link #retainForHandle}; a field, not a constant, see {@link #retain}. */
-    private final MethodHandle retainForHandle = RETAIN_FOR_HANDLE;
-    /** {@link #newHandle}; a field, not a constant, see {@link #acquireAttached}. */
-    private final MethodHandle newHandle = NEW_HANDLE;
-    /** {@link #borrowForHandle}; a field, not a constant, see {@link #retain}. */
-    private final MethodHandle borrowForHandle = BORROW_FOR_HANDLE;
+    /**
+     * {@link #borrowForHandle} with thread leases, else {@link #retainForHandle}; a field, not a
+     * constant, see {@link #reference}.
+     */
+    private final MethodHandle referenceForHandle;
+    /** {@link #acquireOutOfLine}; a field, not a constant, see {@link #acquireTracked}. */
+    private final MethodHandle acquireOutOfLine = ACQUIRE_OUT_OF_LINE;
+    /** {@link #refusalOutOfLine}; a field, not a constant, see {@link #refusal}. */
+    private final MethodHandle refusalOutOfLine = REFUSAL_OUT_OF_LINE;
 
     Acquirer(
             PoolState pool,
@@ -93,28 +96,79 @@ final class Acquirer<K, V> {
         this.attacher = attacher;
         this.handles = handles;
         this.observer = observer;
+        this.referenceForHandle = leases != null ? BORROW_FOR_HANDLE : RETAIN_FOR_HANDLE;
     }
 
     /**
-     * The attached acquire of a pool with leak detection, or of a caller that is not attached (it
-     * throws). Small enough to inline into {@code PoolCore.acquire}, so the handle it makes is made
-     * behind a method handle: inlined there, a second allocation site would merge with the fast
-     * path's handle, which the JIT could then no longer remove (see {@link #retain}).
+     * {@code pool.acquire(key)} of an attached caller of a pool with leak detection or an observer
+     * (its wait recorded as {@code OBJECT_WAIT} if timings are on). A real call, as {@link
+     * #reference}, so that {@code PoolCore.acquire} stays small.
+     *
+     * <p>Its handle and the fast path's meet where {@code acquire} returns, and the JIT does not
+     * remove an allocation that merges with another object there. {@code acquire} is compiled once
+     * for every pool in the JVM, so where such a pool runs, the other pools' handles are real
+     * objects too (40 bytes an acquire); {@code pool.call} makes none.
      */
     @SuppressWarnings("unchecked")
-    Handle<V> acquireAttached(K key, AttachState s) {
+    Handle<V> acquireTracked(K key, AttachState s) {
         try {
-            return (PooledHandle<K, V>) newHandle.invokeExact(this, (Object) key, s);
+            return (Handle<V>) acquireOutOfLine.invokeExact(this, (Object) key, s);
         } catch (RuntimeException | Error e) {
             throw e;
-        } catch (Throwable checked) { // newHandle declares none
+        } catch (Throwable checked) { // acquireOutOfLine declares none
             throw new IllegalStateException(checked);
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private PooledHandle<K, V> newHandle(Object key, AttachState s) {
-        return handles.newHandle(acquireEntry((K) key, s), s);
+    /**
+     * {@return what {@code pool.acquire(key)} throws for a null key or a caller not attached}: a
+     * call that returns what the caller throws, so that no handle is returned from this path to
+     * merge with the fast path's (see {@link #acquireTracked}), and a real one, as {@link #reference}.
+     */
+    RuntimeException refusal(K key, AttachState s) {
+        try {
+            return (RuntimeException) refusalOutOfLine.invokeExact(this, (Object) key, s);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable checked) { // refusalOutOfLine declares none
+            throw new IllegalStateException(checked);
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "unused"}) // called through REFUSAL_OUT_OF_LINE
+    private RuntimeException refusalOutOfLine(Object key, AttachState s) {
+        RuntimeException refused = refused((K) key, s);
+        return refused != null
+                ? refused
+                : new IllegalStateException("acquire(" + Keys.describe(key) + ") was refused"
+                        + " with the caller attached and a key: the pool's defect");
+    }
+
+    /** {@return why an attached acquire of {@code key} may not go on}, or {@code null}: it may */
+    private RuntimeException refused(K key, AttachState s) {
+        if (key == null) {
+            return new NullPointerException("key");
+        }
+        if (pool.isClosed()) {
+            return new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
+        }
+        if (s.depth == 0) {
+            return new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
+                    + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
+        }
+        return null;
+    }
+
+    @SuppressWarnings({"unchecked", "unused"}) // called through ACQUIRE_OUT_OF_LINE
+    private Handle<V> acquireOutOfLine(Object key, AttachState s) {
+        K k = (K) key;
+        if (observer == null) {
+            return handles.newHandle(acquireEntry(k, s), s);
+        }
+        long begun = clock();
+        Handle<V> handle = handles.newHandle(acquireEntry(k, s), s);
+        observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        return handle;
     }
 
     /**
@@ -141,13 +195,9 @@ final class Acquirer<K, V> {
      */
     @SuppressWarnings("unchecked")
     Entry<K, V> acquireEntry(K key, AttachState s) {
-        Objects.requireNonNull(key, "key");
-        if (pool.isClosed()) {
-            throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
-        }
-        if (s.depth == 0) {
-            throw new IllegalStateException("acquire(" + Keys.describe(key) + ") needs the calling thread attached to"
-                    + " the pool: use try (Attachment attached = pool.attach()) { ... }, or acquireAsync");
+        RuntimeException refused = refused(key, s);
+        if (refused != null) {
+            throw refused;
         }
         for (; ; ) {
             Attempt attempt = slots.attempt(key, s, null);
@@ -179,51 +229,37 @@ final class Acquirer<K, V> {
 
     /**
      * The reference {@code PoolCore.acquire} wraps in its handle, for an attached caller of an
-     * untracked pool: the live or idle object's, or a new one's. Its only handle is the caller's:
-     * no path below makes one, and a handle returned from here would merge with it, and the JIT does
-     * not remove an allocation that merges with another object.
+     * untracked pool: the live or idle object's, or a new one's ({@link Entry}); with thread leases a
+     * borrow of the caller's {@link Lease} on it, or a reference that becomes a new lease if the
+     * caller may make one. The path's only handle is the caller's: no path below makes one, and a
+     * handle returned from here would merge with it, and the JIT does not remove an allocation that
+     * merges with another object.
      *
      * <p>It is a real call. The lookup and the count inline into whatever compiles them, and with
      * them {@code acquire}'s compiled code passes the size above which C2 no longer inlines a
      * compiled method into its callers ({@code InlineSmallCode}, 2,500 bytes on x86), so the
      * caller could not remove the handle. A method handle held in a field is not a constant to the
      * JIT, which calls through it rather than inline it; {@code acquire} so stays small whatever
-     * C2 compiled first.
+     * C2 compiled first, also when it was compiled on its own, called from many places.
      */
-    Entry<K, V> retain(K key, AttachState s) {
+    Object reference(K key, AttachState s) {
         try {
-            return (Entry<K, V>) retainForHandle.invokeExact(this, (Object) key, s);
+            return (Object) referenceForHandle.invokeExact(this, (Object) key, s);
         } catch (RuntimeException | Error e) {
             throw e;
-        } catch (Throwable checked) { // retainForHandle declares none
+        } catch (Throwable checked) { // referenceForHandle declares none
             throw new IllegalStateException(checked);
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private Entry<K, V> retainForHandle(Object key, AttachState s) {
+    @SuppressWarnings({"unchecked", "unused"}) // called through referenceForHandle
+    private Object retainForHandle(Object key, AttachState s) {
         K k = (K) key;
         Entry<K, V> entry = retainExisting(k, s);
         return entry != null ? entry : acquireEntry(k, s); // create, or wait for a creation
     }
 
-    /**
-     * The reference {@code PoolCore.acquire} of a pool with thread leases wraps in its handle, for an
-     * attached caller: a borrow of its {@link Lease} on the object of {@code key}, or an ordinary
-     * reference (the {@link Entry}), which becomes a new lease if the caller may make one. A real
-     * call, as {@link #retain}.
-     */
-    Object borrow(K key, AttachState s) {
-        try {
-            return (Object) borrowForHandle.invokeExact(this, (Object) key, s);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable checked) { // borrowForHandle declares none
-            throw new IllegalStateException(checked);
-        }
-    }
-
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "unused"}) // called through referenceForHandle
     private Object borrowForHandle(Object key, AttachState s) {
         K k = (K) key;
         Lease<K, V> lease = leases.borrow(k, s);
@@ -239,17 +275,6 @@ final class Acquirer<K, V> {
     }
 
     // ---------------------------------------------------------------- the pool's acquires, their waits timed
-
-    /**
-     * {@code pool.acquire(key)} of a pool with an observer: {@link #acquireAttached}, its wait
-     * recorded as {@code OBJECT_WAIT} if timings are on.
-     */
-    Handle<V> acquireTimed(K key, AttachState s) {
-        long begun = clock();
-        Handle<V> handle = acquireAttached(key, s);
-        observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
-        return handle;
-    }
 
     /**
      * {@code pool.acquire(key, timeout)}, or the acquire of {@code pool.call(key, timeout, fn)} as

@@ -99,7 +99,7 @@ final class Handles<K, V> {
 
     /** {@return a new handle to {@code entry}, whose reference the caller already took} */
     PooledHandle<K, V> newHandle(Entry<K, V> entry, AttachState opener) {
-        return untracked ? new PooledHandle<>(this, entry, opener) : trackedHandle(entry, opener);
+        return untracked ? PooledHandle.on(this, entry, opener) : trackedHandle(entry, opener);
     }
 
     /** A handle tracked by the leak detector (if its mode picks it) or observed (if on). */
@@ -208,10 +208,15 @@ final class Handles<K, V> {
         }
     }
 
-    /** {@code Handle.close()} of a handle that borrowed from its opening thread's {@code lease}. */
-    void giveBack(Lease<K, V> lease, AttachState opener) {
-        if (lease.giveBack()) { // the lease was revoked, and this was its last borrow
-            leases.ended(lease, stateOf(opener));
+    /**
+     * {@code Handle.close()} of a handle that borrowed from its opening thread's {@code lease} (a
+     * {@link Lease}, typed as the handle holds it).
+     */
+    @SuppressWarnings("unchecked")
+    void giveBack(Object lease, AttachState opener) {
+        Lease<K, V> borrowed = (Lease<K, V>) lease;
+        if (borrowed.giveBack()) { // the lease was revoked, and this was its last borrow
+            leases.ended(borrowed, stateOf(opener));
         }
     }
 

@@ -57,6 +57,15 @@ final class Lease<K, V> extends LeaseFields {
         USED.setOpaque(this, true);
     }
 
+    /**
+     * {@return the object of {@code lease}, a lease the caller just borrowed from}; for a handle,
+     * whose signatures name no lease (see {@code PooledHandle})
+     */
+    @SuppressWarnings("unchecked")
+    static <K, V> Entry<K, V> entryOf(Object lease) {
+        return ((Lease<K, V>) lease).entry;
+    }
+
     /** {@return whether the owner borrowed from this lease}: false once it is revoked or ended */
     boolean tryBorrow() {
         int w = (int) STATE.getVolatile(this);

@@ -74,10 +74,8 @@ public final class PoolCore<K, V> implements PoolState {
 
     private final AttachMode attachMode;
     private final ErrorListener errors;
-    /** Leak detection is off and so are thread leases: no handle is tracked, none borrows. */
+    /** Leak detection and the observer are off: no handle is tracked. */
     private final boolean untracked;
-    /** Thread leases are on and leak detection is off: an attached acquire borrows ({@link LeasedHandle}). */
-    private final boolean borrows;
 
     private final CancellationSource closing = new CancellationSource();
     private final PoolCounters counters = new PoolCounters();
@@ -118,9 +116,7 @@ public final class PoolCore<K, V> implements PoolState {
         this.attachMode = config.attachMode();
         this.errors = config.errors();
         this.observer = Observer.of(this, counters, config.recordTimings(), config.heldTooLong());
-        boolean unobserved = config.leakDetection() == LeakDetection.OFF && observer == null;
-        this.untracked = unobserved && config.leaseSweepNanos() == 0;
-        this.borrows = unobserved && config.leaseSweepNanos() != 0;
+        this.untracked = config.leakDetection() == LeakDetection.OFF && observer == null;
         PoolAssembly<K, V> owners = new PoolAssembly<>(this, counters, closingToken(), observer, config);
         this.attacher = owners.attacher;
         this.capacity = owners.capacity;
@@ -296,23 +292,23 @@ public final class PoolCore<K, V> implements PoolState {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * The attached acquire. For an attached thread of a pool without leak detection it is a call
-     * for the reference ({@link Acquirer#retain}) and the path's only handle, small enough for the
-     * JIT to inline into the caller, where it can remove the handle of an acquire that is closed in
-     * the same method. A pool with thread leases takes the second path instead, the same shape with
-     * its own handle ({@link LeasedHandle}) and reference ({@link Acquirer#borrow}); it comes second
-     * so that the first stays as the JIT compiled it before. Everything else is {@link
-     * Acquirer#acquireAttached}.
+     * The attached acquire. For an attached thread of a pool without leak detection or observer it
+     * is a call for the reference ({@link Acquirer#reference}: the object's, or with thread leases a
+     * borrow) and the path's only handle. Every other path is one call too: another handle, made
+     * behind a call ({@link Acquirer#acquireTracked}), or an exception to throw ({@link
+     * Acquirer#refusal}), so that a refused acquire returns no handle to merge with this one. So
+     * the compiled acquire stays small enough for the JIT to inline into the caller, where it can
+     * remove the handle of an acquire closed in the same method, also when it was compiled on its
+     * own first, with every path taken.
      */
     public Handle<V> acquire(K key) {
         AttachState s = attacher.state();
-        if (key != null && s.depth > 0 && untracked) {
-            return new PooledHandle<>(handles, acquirer.retain(key, s), s);
+        if (key != null && s.depth > 0) {
+            return untracked
+                    ? PooledHandle.on(handles, acquirer.reference(key, s), s)
+                    : acquirer.acquireTracked(key, s);
         }
-        if (borrows && key != null && s.depth > 0) { // after the path above, which a pool with leases never takes
-            return LeasedHandle.on(handles, acquirer.borrow(key, s), s);
-        }
-        return observer == null ? acquirer.acquireAttached(key, s) : acquirer.acquireTimed(key, s);
+        throw acquirer.refusal(key, s);
     }
 
     /** {@code acquire(key, timeout)}: see {@link Acquirer#acquireWithinTimed}. */

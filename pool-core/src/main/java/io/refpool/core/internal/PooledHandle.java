@@ -14,7 +14,7 @@ import java.util.concurrent.CompletionStage;
 /**
  * A handle: one reference to an {@link Entry}.
  *
- * <p>{@code open} goes from true to false once, under this handle's monitor, so a second close —
+ * <p>{@code closed} goes from false to true once, under this handle's monitor, so a second close —
  * from any thread — never decrements again. A monitor rather than a CAS: the JIT elides the monitor
  * of a handle that does not escape its caller (acquire, use, close in one compiled method), and can
  * then remove the handle altogether, which it will not do for the target of a CAS. The monitor is
@@ -22,6 +22,11 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>The handle remembers the attach state of the thread that opened it, so a close on that
  * thread (the common case) finds out whether it is attached without a thread-local lookup.
+ *
+ * <p>In a pool with thread leases an attached acquire's handle borrows from its thread's {@link
+ * Lease} and gives the borrow back on close. It is the same class, made at the same place ({@link
+ * #on}): one class and one allocation site for every attached acquire, so the JIT binds {@link
+ * #close()} as if this class were final and has one handle to remove.
  */
 class PooledHandle<K, V> implements Handle<V> {
     final Handles<K, V> handles;
@@ -32,21 +37,48 @@ class PooledHandle<K, V> implements Handle<V> {
     final AttachState opener;
     /** The observer's record of this handle (timings, held too long), or {@code null}. */
     private final Observer.Hold hold;
-
-    /** Written under this handle's monitor; volatile so other threads see a close at once. */
-    volatile boolean open = true;
+    /**
+     * The {@link Lease} this handle borrowed from, or {@code null}: it holds a reference of its own.
+     * Typed {@code Object}, so that no signature here names the class of leases, which a JVM whose
+     * pools lease nothing never loads (see the constructor).
+     */
+    private final Object lease;
 
     /**
-     * An untracked handle. Its signature names no class of leak detection, which is never loaded
-     * while detection is off: the JIT does not inline a constructor whose signature names an
-     * unloaded class, and a handle whose constructor is not inlined cannot be scalar-replaced.
+     * Written under this handle's monitor; volatile so other threads see a close at once. Starts
+     * false, unwritten: a volatile store in the constructor would fence it, and then the JIT could no
+     * longer write the other fields as a new object's (without the garbage collector's barriers),
+     * which makes the acquire's compiled code big enough to stop being inlined.
      */
-    PooledHandle(Handles<K, V> handles, Entry<K, V> entry, AttachState opener) {
+    volatile boolean closed;
+
+    /**
+     * An untracked handle, borrowing from {@code lease} unless it is {@code null}. Its signature names
+     * no class of leak detection or of leases, which are never loaded while those are off: the JIT
+     * does not inline a constructor whose signature names an unloaded class, and a handle whose
+     * constructor is not inlined cannot be scalar-replaced.
+     */
+    private PooledHandle(Handles<K, V> handles, Entry<K, V> entry, Object lease, AttachState opener) {
         this.handles = handles;
         this.entry = entry;
         this.tracked = null;
         this.opener = opener;
         this.hold = null;
+        this.lease = lease;
+    }
+
+    /**
+     * {@return an untracked handle on {@code reference}}: an {@link Entry} whose reference the caller
+     * took, or a {@link Lease} it borrowed from. The acquire's one allocation site. Every argument is
+     * computed before the {@code new}: with a branch or a call between the allocation and the
+     * constructor, the JIT writes the fields as an old object's, with the garbage collector's
+     * barriers, and the compiled acquire grows past the size it is still inlined at.
+     */
+    @SuppressWarnings("unchecked")
+    static <K, V> PooledHandle<K, V> on(Handles<K, V> handles, Object reference, AttachState opener) {
+        Entry<K, V> entry = reference instanceof Entry ? (Entry<K, V>) reference : Lease.entryOf(reference);
+        Object lease = entry == reference ? null : reference;
+        return new PooledHandle<>(handles, entry, lease, opener);
     }
 
     PooledHandle(
@@ -60,10 +92,11 @@ class PooledHandle<K, V> implements Handle<V> {
         this.tracked = tracked;
         this.opener = opener;
         this.hold = hold;
+        this.lease = null;
     }
 
     private void checkOpen(String operation) {
-        if (!open) {
+        if (closed) {
             throw new IllegalStateException(
                     operation + " on the handle for key " + Keys.describe(entry.key) + ", which is already closed");
         }
@@ -115,7 +148,7 @@ class PooledHandle<K, V> implements Handle<V> {
     @Override
     public CompletionStage<Guard> sectionAsync(CancellationToken token) {
         Objects.requireNonNull(token, "token");
-        if (!open) {
+        if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException(
                     "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
         }
@@ -138,7 +171,7 @@ class PooledHandle<K, V> implements Handle<V> {
 
     @Override
     public boolean isOpen() {
-        return open;
+        return !closed;
     }
 
     @Override
@@ -146,17 +179,28 @@ class PooledHandle<K, V> implements Handle<V> {
         return entry.key;
     }
 
+    /**
+     * Closes the handle. No call here or in what it inlines takes the handle itself: the JIT removes
+     * an untracked handle opened and closed in one compiled method only if nothing it cannot see into
+     * is passed the handle, and the rare paths below (a tracked handle, a second close) are compiled
+     * in wherever another pool in the JVM takes them.
+     */
     @Override
-    public void close() { // LeasedHandle's differs: keep the two alike
+    public void close() {
         synchronized (this) {
-            if (!open) {
-                closedAgain();
+            if (closed) {
+                closedAgain(handles, entry, tracked);
                 return;
             }
-            open = false;
+            closed = true;
+        }
+        if (lease != null) { // untracked: the borrow goes back to the lease
+            handles.giveBack(lease, opener);
+            return;
         }
         if (tracked != null) {
-            untrack();
+            tracked.closed();
+            Reference.reachabilityFence(this); // the cleaner must not run before closed() is recorded
         }
         if (hold != null) {
             handles.closed(hold);
@@ -164,12 +208,7 @@ class PooledHandle<K, V> implements Handle<V> {
         handles.releaseFromHandle(entry, opener);
     }
 
-    private void untrack() {
-        tracked.closed();
-        Reference.reachabilityFence(this); // the cleaner must not run before closed() is recorded
-    }
-
-    private void closedAgain() {
+    private static void closedAgain(Handles<?, ?> handles, Entry<?, ?> entry, LeakTracker.Tracked tracked) {
         if (tracked != null && tracked.paranoid()) {
             handles.report(
                     PoolError.Kind.HANDLE_CLOSED_TWICE,
