@@ -27,7 +27,7 @@ import java.util.concurrent.CompletionStage;
  * returned future itself (cancel, {@code orTimeout}); a handle that arrives anyway is closed, so
  * neither a reference nor a permit is lost.
  *
- * <p>The pool's acquires ({@code acquireTimed} and the like) record their wait as {@code
+ * <p>The pool's acquires ({@link #acquireTracked} and the like) record their wait as {@code
  * OBJECT_WAIT} if timings are on; with them off they read no clock and allocate nothing for it.
  */
 final class Acquirer<K, V> {
@@ -121,9 +121,10 @@ final class Acquirer<K, V> {
     }
 
     /**
-     * {@return what {@code pool.acquire(key)} throws for a null key or a caller not attached}: a
-     * call that returns what the caller throws, so that no handle is returned from this path to
-     * merge with the fast path's (see {@link #acquireTracked}), and a real one, as {@link #reference}.
+     * {@return what {@code pool.acquire(key)} throws for a null key, a closed pool or a caller not
+     * attached}: a call that returns what the caller throws, so that no handle is returned from this
+     * path to merge with the fast path's (see {@link #acquireTracked}), and a real one, as {@link
+     * #reference}.
      */
     RuntimeException refusal(K key, AttachState s) {
         try {

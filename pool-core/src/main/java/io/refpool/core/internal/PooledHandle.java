@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * A handle: one reference to an {@link Entry}.
+ * A handle: one reference to an {@link Entry}, or one borrow of a thread's {@link Lease} on it.
  *
  * <p>{@code closed} goes from false to true once, under this handle's monitor, so a second close —
  * from any thread — never decrements again. A monitor rather than a CAS: the JIT elides the monitor
