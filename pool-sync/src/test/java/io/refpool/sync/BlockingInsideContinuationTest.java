@@ -127,23 +127,10 @@ class BlockingInsideContinuationTest {
             scene.order.add("released's waiter");
             guard.close();
         });
-        CompletableFuture<Void> continuation = scene.outer
-                .acquire()
-                .thenAccept(guard -> {
-                    scene.otherHeld.close(); // deferred: this thread runs a continuation
-                    Continuations.releaseNow(scene.releasedHeld::close);
-                    scene.order.add("continuation goes on");
-                    guard.close();
-                })
-                .toCompletableFuture();
+        scene.runOuterContinuation(() -> scene.order.add("continuation goes on"));
 
-        scene.outer.unlock();
-
-        continuation.join();
         assertEquals(List.of("released's waiter", "continuation goes on", "other's waiter"), scene.order);
-        assertFreeAndUsable(scene.outer);
-        assertFreeAndUsable(scene.other);
-        assertFreeAndUsable(scene.released);
+        scene.assertAllFreeAndUsable();
     }
 
     /**
@@ -160,22 +147,10 @@ class BlockingInsideContinuationTest {
             again.ifPresent(Guard::close);
             guard.close();
         });
-        CompletableFuture<Void> continuation = scene.outer
-                .acquire()
-                .thenAccept(guard -> {
-                    scene.otherHeld.close(); // deferred: this thread runs a continuation
-                    Continuations.releaseNow(scene.releasedHeld::close);
-                    guard.close();
-                })
-                .toCompletableFuture();
+        scene.runOuterContinuation(() -> {});
 
-        scene.outer.unlock();
-
-        continuation.join();
         assertEquals(List.of("other's waiter", "released's waiter took other"), scene.order);
-        assertFreeAndUsable(scene.outer);
-        assertFreeAndUsable(scene.other);
-        assertFreeAndUsable(scene.released);
+        scene.assertAllFreeAndUsable();
     }
 
     /**
@@ -247,6 +222,30 @@ class BlockingInsideContinuationTest {
                 order.add("other's waiter");
                 guard.close();
             });
+        }
+
+        /**
+         * Runs the outer mutex's waiter as a continuation (the test thread unlocks it): it closes
+         * {@code otherHeld} plainly, deferred, then {@code releasedHeld} through {@code releaseNow},
+         * then runs {@code then}; returns when it ended.
+         */
+        void runOuterContinuation(Runnable then) {
+            CompletableFuture<Void> continuation = outer.acquire()
+                    .thenAccept(guard -> {
+                        otherHeld.close(); // deferred: this thread runs a continuation
+                        Continuations.releaseNow(releasedHeld::close);
+                        then.run();
+                        guard.close();
+                    })
+                    .toCompletableFuture();
+            outer.unlock();
+            continuation.join();
+        }
+
+        void assertAllFreeAndUsable() {
+            assertFreeAndUsable(outer);
+            assertFreeAndUsable(other);
+            assertFreeAndUsable(released);
         }
     }
 
