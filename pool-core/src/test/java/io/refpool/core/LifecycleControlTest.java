@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -182,22 +183,24 @@ class LifecycleControlTest {
 
     /**
      * Two flushes wait for the same batch: one of its own (it waits with the gate given up) and one
-     * nested in an attachment (it waits holding its shared hold); then a {@code stopTheWorld()}
-     * queues for the nested one's hold. Flushes take no lock of their own, so when the batch is
-     * applied the nested flush returns, the stop goes through, and the other flush takes the gate
-     * back after it. With a flush lock, the nested flush waited for it holding its hold, and the
-     * lock's holder, taking the gate back, waited behind the stop: for ever.
+     * inside an object's section (it waits holding its shared hold, as a section holder must);
+     * then a {@code stopTheWorld()} queues for that hold. Flushes take no lock of their own, so
+     * when the batch is applied the section's flush returns, the stop goes through, and the other
+     * flush takes the gate back after it. With a flush lock, the section's flush waited for it
+     * holding its hold, and the lock's holder, taking the gate back, waited behind the stop: for
+     * ever.
      */
     @Test
     void flushesWaitingForTheSameBatchInEachWayHoldNoStopBack() throws Exception {
-        RefPool<String, Resource> pool = pool(false);
+        RefPool<String, Resource> pool = resources.build(
+                resources.builder().attachMode(AttachMode.PER_OBJECT).drainDelay(Duration.ofHours(1)));
         CountDownLatch finish = new CountDownLatch(1);
         TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
         TestKit.Forked<Void> own = forkRun("own flusher", pool::flush);
         awaitParked(own.thread);
         TestKit.Forked<Void> nested = forkRun(
-                "nested flusher",
-                () -> pool.attached(() -> {
+                "section's flusher",
+                () -> pool.call("b", b -> {
                     pool.flush();
                     return null;
                 }));
@@ -325,6 +328,61 @@ class LifecycleControlTest {
     @ParameterizedTest
     @EnumSource(AttachMode.class)
     void aFlushWaitingForABatchWhoseThreadGaveTheGateUpGivesItUpToo(AttachMode mode) throws Exception {
+        flushWaitingForABatchWhoseThreadGaveTheGateUp(mode, RefPool::flush);
+    }
+
+    /**
+     * The same with the flush nested in the caller's attachment: it gives its hold up around its
+     * wait too. Before, in the shared modes it waited holding it, and the stop queued for that hold
+     * kept the batch's thread out for ever.
+     */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aNestedFlushWaitingForABatchWhoseThreadGaveTheGateUpGivesItUpToo(AttachMode mode) throws Exception {
+        flushWaitingForABatchWhoseThreadGaveTheGateUp(
+                mode,
+                pool -> pool.runAttached(() -> {
+                    pool.flush();
+                    assertTrue(pool.isAttached(), "the flush took the gate back at the same depth");
+                }));
+    }
+
+    /**
+     * A flush inside an object's section keeps its hold while it waits: a section holder never
+     * waits for the gate. Here a second thread waits for that section (holding its own hold) and a
+     * {@code stopTheWorld()} queues behind both holds. Had the flush given the gate up, it would take
+     * it back behind the stop, which waits for the section's waiter, which waits for the flush.
+     */
+    @Test
+    void aFlushInsideASectionWaitsHoldingTheGate() throws Exception {
+        RefPool<String, Resource> pool = resources.build(
+                resources.builder().attachMode(AttachMode.PER_OBJECT).drainDelay(Duration.ofHours(1)));
+        CountDownLatch finish = new CountDownLatch(1);
+        TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
+        TestKit.Forked<Void> flusher = forkRun(
+                "section's flusher",
+                () -> pool.call("b", b -> {
+                    pool.flush();
+                    return null;
+                }));
+        awaitParked(flusher.thread);
+        TestKit.Forked<Void> waiter = forkRun("section's waiter", () -> pool.call("b", b -> null));
+        awaitParked(waiter.thread);
+        TestKit.Forked<Void> stopper =
+                forkRun("stopper", () -> pool.stopTheWorld().close());
+        awaitParked(stopper.thread);
+        finish.countDown();
+        drainer.join();
+        flusher.join(); // bounded: a deadlock fails here
+        waiter.join();
+        stopper.join();
+        assertEquals(1, resources.created("a").disposals.get());
+        pool.close();
+        resources.assertAllDisposedOnceAttached();
+    }
+
+    private void flushWaitingForABatchWhoseThreadGaveTheGateUp(
+            AttachMode mode, Consumer<RefPool<String, Resource>> flush) throws Exception {
         TestResources resources = new TestResources();
         RefPool<String, Resource> pool =
                 resources.build(resources.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
@@ -345,7 +403,7 @@ class LifecycleControlTest {
         forkRun("closer", a::close).join(); // pending
         TestKit.Forked<Void> drainer = forkRun("drainer", () -> pool.attach().close()); // takes the batch
         await(detached);
-        TestKit.Forked<Void> flusher = forkRun("flusher", pool::flush);
+        TestKit.Forked<Void> flusher = forkRun("flusher", () -> flush.accept(pool));
         awaitParked(flusher.thread);
         TestKit.Forked<Void> stopper =
                 forkRun("stopper", () -> pool.stopTheWorld().close());
