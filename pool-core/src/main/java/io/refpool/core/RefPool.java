@@ -637,17 +637,19 @@ public final class RefPool<K, V> implements AutoCloseable {
      * pool.flush();                    // applied: the session is idle (or disposed) now
      * }</pre>
      *
-     * <p>While it waits for another thread's batch it gives the gate up, as {@link
-     * Attachment#detached} does, and takes it back at the same depth before it returns: the thread
-     * applying that batch may have given the gate up inside it (a {@code detached()} section, or a
-     * {@code GLOBAL} factory) and need it back, behind any {@link #stopTheWorld()} queued meanwhile.
-     * So a flush nested in an attachment may let a {@code stopTheWorld()} section run while it
-     * waits. Inside an object's section it waits holding the gate, as a section holder must, and
-     * so does a flush inside an {@code attachAsync} or {@code callAsync} function. Called from a
-     * disposer, it applies what is queued and does not wait for the batch that runs the disposer;
-     * inside {@link #stopTheWorld()}, which keeps the gate, it applies what is queued and does not
-     * wait for other threads' batches, whose threads wait for the stop to end. While a close runs it
-     * waits for the close to finish (which applies what is pending; it returns at once on a thread the close
+     * <p>In {@code GLOBAL} mode it waits with the gate given up, where an acquire gives it up while
+     * its factory runs, and takes it back before it returns: the thread applying such a batch may
+     * have given the one gate up inside it and need it back. In the shared modes a flush nested in
+     * an attachment waits holding it, so that {@link #close()} and {@link #stopTheWorld()} still
+     * wait for that attachment (a function or a factory that flushes is never overtaken by them),
+     * and a flush that attached for itself waits with the gate given up. So there, do not flush
+     * inside an attachment while another thread's disposer may give the gate up ({@link
+     * Attachment#detached}) with a {@code stopTheWorld()} queued: that thread would take the gate
+     * back behind the stop, which waits for the flush. Called from a disposer, it applies what
+     * is queued and does not wait for the batch that runs the disposer; inside {@link
+     * #stopTheWorld()}, which keeps the gate, it applies what is queued and does not wait for other
+     * threads' batches, whose threads wait for the stop to end. While a close runs it waits for
+     * the close to finish (which applies what is pending; it returns at once on a thread the close
      * waits for); once the pool is closed it applies the releases of handles closed since, which
      * drainer threads apply without it too. Do not call it while holding an object's section that a
      * disposer may need.

@@ -296,17 +296,18 @@ final class DeferredReleases<K, V> {
      * the world cannot give the gate up, and every batch out then belongs to a thread waiting for
      * it: such a flush applies what is pending and does not wait either.
      *
-     * <p>A flush that must wait gives the gate up around its wait, as {@code detached()} does, and
-     * takes it back at the same depth after: the thread applying such a batch may have given the
-     * gate up inside it (its disposer's factory, or a {@code detached()} section) and need it back
-     * to finish. In {@code GLOBAL} mode that thread needs the one gate; in the shared modes it
-     * queues behind any {@code stopTheWorld()} queued meanwhile, which waits for every shared hold,
-     * this flush's among them, nested or not. Two cases wait holding the gate: an async step (the
-     * grant is the chain's, not the thread's), and a thread holding an object's section in the
-     * shared modes ({@code ownAttachment} aside: such a flush holds nothing else), since a section
-     * holder never waits for the gate (as {@link Attacher#detachedByCaller} says). Flushes take no
-     * lock of their own, so none waits for another while it holds the gate, and none takes the gate
-     * back while another waits for it.
+     * <p>Where a {@code GLOBAL} factory gives the gate up ({@link Attacher#yieldsGate}: a plain
+     * {@code GLOBAL} attachment, not an async step), so does a flush, around its wait, taking it
+     * back at the same depth after: the thread applying such a batch may have given the one gate up
+     * inside it (its disposer's factory, or a {@code detached()} section) and need it back to
+     * finish. So does a flush in any mode whose attachment is its own ({@code ownAttachment}: the
+     * thread was not attached), which holds nothing else: in the shared modes that batch's thread
+     * may need the gate back behind a {@code stopTheWorld()} queued for it, which waits for every
+     * shared hold. Elsewhere a flush waits holding the gate: nested in the shared modes it may run
+     * inside a factory (other threads wait for that creation holding their holds), a section (its
+     * waiters hold theirs) or a function that {@code close()} promises to wait for, and none of
+     * these may lose its hold unseen. Flushes take no lock of their own, so none waits for another
+     * while it holds the gate, and none takes the gate back while another waits for it.
      *
      * <p>A flush interrupted while it waited leaves batches out; a later flush, numbered higher,
      * waits for them, as they were taken before it was called.
@@ -324,7 +325,7 @@ final class DeferredReleases<K, V> {
         if (!queue.hasOutUpTo(number)) {
             return;
         }
-        if (s.asyncStep || !(ownAttachment || attacher.yieldsGate(s) || attacher.sectionHeldBy() == null)) {
+        if (!(attacher.yieldsGate(s) || ownAttachment) || s.asyncStep) {
             queue.awaitOutUpTo(number);
             return;
         }
