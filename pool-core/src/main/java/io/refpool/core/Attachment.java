@@ -26,7 +26,9 @@ public interface Attachment extends AutoCloseable {
      * takes it back before returning, even if {@code work} throws. While {@code work} runs the thread
      * is not attached: handles it closes are deferred and {@link RefPool#acquire} is refused. In a
      * {@link AttachMode#GLOBAL} pool's factory, which runs with the gate given up, it runs
-     * {@code work} as it is.
+     * {@code work} as it is. A section taken with {@link Handle#sectionAsync} belongs to no thread,
+     * so this call cannot see it: do not call it while holding one, for the reason the
+     * {@code IllegalStateException} below gives for a section this thread holds.
      *
      * @param work what to run detached
      * @param <T> its result type
