@@ -10,7 +10,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.Consumer;
 
 /**
  * Requests cancellation of the operations that hold its {@link #token()}.
@@ -82,7 +84,10 @@ public final class CancellationSource implements AutoCloseable {
      *
      * Timer and links. The timer field holds null, the pending ScheduledFuture, or CLOSED after
      * close(); it moves by CAS/getAndSet, so a cancelAfter() racing close() either fails with
-     * IllegalStateException or has its timer cancelled by close(). parentLinks holds the
+     * IllegalStateException or has its timer cancelled by close(). A timer cancels only by taking
+     * itself out of the field (CAS from itself to null), so one that fires before it was installed,
+     * or after close() or a later cancelAfter() took it out, cancels nothing: the first is fired
+     * again by the arming thread once installed (Timer). parentLinks holds the
      * registrations of a linked source on its parents until close() or cancel() takes them with
      * getAndSet. Where a plain field is set and the other side's state must then be checked
      * (cancelAfter vs cancel, linkedTo vs cancel), both sides use volatile accesses, so at least
@@ -125,8 +130,8 @@ public final class CancellationSource implements AutoCloseable {
     private Registration[] parentLinks;
     private Object signal;
 
-    /** Test seam: runs between a timer's scheduling and its installation as the source's; tests only. */
-    static volatile Runnable scheduledForTests;
+    /** Test seam: given a timer between its scheduling and its installation as the source's; tests only. */
+    static volatile Consumer<Future<?>> scheduledForTests;
 
     /** Creates a source that is not cancelled. */
     public CancellationSource() {}
@@ -291,12 +296,11 @@ public final class CancellationSource implements AutoCloseable {
             cancel();
             return;
         }
-        HandOff handOff = executor == null ? null : new HandOff(executor);
-        ScheduledFuture<?> scheduled =
-                CancellationTimers.schedule(handOff == null ? this::cancelFromTimer : handOff, saturatedNanos(delay));
-        Runnable seam = scheduledForTests;
+        Timer timer = new Timer(executor);
+        ScheduledFuture<?> scheduled = CancellationTimers.schedule(timer, saturatedNanos(delay));
+        Consumer<Future<?>> seam = scheduledForTests;
         if (seam != null) {
-            seam.run();
+            seam.accept(scheduled);
         }
         Object witness;
         while ((witness = TIMER.compareAndExchange(this, current, scheduled)) != current) {
@@ -309,9 +313,7 @@ public final class CancellationSource implements AutoCloseable {
         if (current != null) {
             ((ScheduledFuture<?>) current).cancel(false);
         }
-        if (handOff != null) {
-            handOff.installed(scheduled); // its cancel, if it came already, is handed over again
-        }
+        timer.installed(scheduled); // if it fired already, it fires again on the timer thread
         if (HEAD.getVolatile(this) == CANCELLED) {
             dropTimer();
         }
@@ -438,27 +440,35 @@ public final class CancellationSource implements AutoCloseable {
     }
 
     /**
-     * A timer whose cancel the timer thread hands to an executor. The cancel runs only if the timer
-     * is still this source's when it comes to run: a {@code close()}, a {@code cancel()} or a later
-     * {@code cancelAfter} while it waited in the executor's queue has taken it out.
+     * A timer of {@code cancelAfter}. Its cancel runs only if the timer is still this source's when
+     * it comes to run: a {@code close()}, a {@code cancel()} or a later {@code cancelAfter} has taken
+     * it out meanwhile, also while the cancel waited in the executor's queue. A timer that fires
+     * before the arming thread installed it cannot tell yet, so it only marks that it came early; the
+     * arming thread, once the timer is the source's, has it fire again on the timer thread. So the
+     * cancel, and an executor's refusal of it, are always the timer thread's, and a {@code
+     * cancelAfter} that fails with {@link IllegalStateException} (closed meanwhile) cancels nothing.
      */
-    private final class HandOff implements Runnable {
+    private final class Timer implements Runnable {
+        /** Where the cancel runs; {@code null}: on the timer thread. */
         private final Executor executor;
-        /** The timer, once the arming thread installed it as the source's. */
-        private ScheduledFuture<?> timer;
-        /** Whether its cancel came before the timer was installed; with {@code this} held. */
+        /** The timer, once the arming thread installed it as the source's; with {@code this} held. */
+        private ScheduledFuture<?> installed;
+        /** Whether it fired before it was installed; with {@code this} held. */
         private boolean cameEarly;
 
-        HandOff(Executor executor) {
+        Timer(Executor executor) {
             this.executor = executor;
         }
 
         @Override
         public void run() { // on the timer thread
-            try {
-                executor.execute(this::cancelIfStillArmed);
-            } catch (Throwable refused) {
-                cancelIfStillArmed();
+            ScheduledFuture<?> mine;
+            synchronized (this) {
+                mine = installed;
+                cameEarly = mine == null;
+            }
+            if (mine != null) {
+                fire(mine);
             }
         }
 
@@ -466,25 +476,27 @@ public final class CancellationSource implements AutoCloseable {
         void installed(ScheduledFuture<?> scheduled) {
             boolean early;
             synchronized (this) {
-                timer = scheduled;
+                installed = scheduled;
                 early = cameEarly;
             }
-            if (early) { // its cancel came already: hand it over again, now that it can tell
+            if (early) {
                 try {
-                    executor.execute(() -> cancelIfInstalled(scheduled));
-                } catch (Throwable refused) {
-                    cancelIfInstalled(scheduled);
+                    CancellationTimers.schedule(() -> fire(scheduled), 0L);
+                } catch (Throwable refused) { // no timer thread to fire on: the cancel is not lost
+                    fire(scheduled);
                 }
             }
         }
 
-        private void cancelIfStillArmed() {
-            ScheduledFuture<?> mine;
-            synchronized (this) {
-                mine = timer;
-                cameEarly = mine == null; // fired before it was installed: the arming thread cancels
+        /** The cancel, here or handed to the executor; the executor's refusal runs it here. */
+        private void fire(ScheduledFuture<?> mine) {
+            if (executor == null) {
+                cancelIfInstalled(mine);
+                return;
             }
-            if (mine != null) {
+            try {
+                executor.execute(() -> cancelIfInstalled(mine));
+            } catch (Throwable refused) {
                 cancelIfInstalled(mine);
             }
         }

@@ -3,6 +3,7 @@ package io.refpool.sync;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -102,37 +103,93 @@ class CancellationTimerTest {
     }
 
     /**
-     * A hand-off timer that fires, and whose cancel runs, before the arming thread has installed it
-     * as the source's timer still cancels: the arming thread does it as it installs the timer.
+     * Runs {@code arm} with the timer it schedules held between its scheduling and its installation
+     * as the source's until the timer has fired; {@code thenBeforeInstall} runs next, still before
+     * the installation.
      */
-    @Test
-    void aHandedOffCancelThatRunsBeforeItsTimerIsInstalledStillCancels() {
-        java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
-        CancellationSource source = new CancellationSource();
-        AtomicReference<Thread> cancelledOn = new AtomicReference<>();
-        source.token().register(() -> cancelledOn.set(Thread.currentThread()));
-        Thread arming = Thread.currentThread();
-        CancellationSource.scheduledForTests = () -> { // the arming thread, between schedule and install
-            try {
-                assertTrue(ran.await(10, SECONDS), "the timer fired and its cancel ran");
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
+    private static void armFiringBeforeInstall(Runnable arm, Runnable thenBeforeInstall) {
+        CancellationSource.scheduledForTests = timer -> { // the arming thread, between schedule and install
+            await().atMost(10, SECONDS).until(timer::isDone); // the timer fired
+            thenBeforeInstall.run();
         };
         try {
-            source.cancelAfter(Duration.ofMillis(50), task -> {
-                if (Thread.currentThread() == arming) {
-                    new Thread(task, "executor").start(); // a hand-off from the arming thread
-                } else {
-                    task.run(); // on the timer thread, before the timer is installed
-                    ran.countDown();
-                }
-            });
+            arm.run();
         } finally {
             CancellationSource.scheduledForTests = null;
         }
+    }
+
+    /**
+     * A hand-off timer that fires before the arming thread has installed it as the source's timer
+     * still cancels, once installed, and the cancel is handed over by the timer thread, never by
+     * the arming thread: here the executor runs it at once, so it runs on the timer thread, once.
+     */
+    @Test
+    void aHandedOffTimerThatFiresBeforeItIsInstalledStillCancelsFromTheTimerThread() {
+        CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> cancelledOn = new AtomicReference<>();
+        source.token().register(() -> cancelledOn.set(Thread.currentThread()));
+        java.util.List<Thread> handedOverBy = new java.util.concurrent.CopyOnWriteArrayList<>();
+        armFiringBeforeInstall(
+                () -> source.cancelAfter(Duration.ofMillis(1), task -> {
+                    handedOverBy.add(Thread.currentThread());
+                    task.run();
+                }),
+                () -> assertFalse(source.isCancellationRequested(), "not installed yet: it cannot cancel"));
         await().atMost(10, SECONDS).until(() -> cancelledOn.get() != null);
-        assertNotSame(arming, cancelledOn.get(), "the cancel ran where the executor runs it, not on the arming thread");
+        assertTrue(
+                cancelledOn.get().getName().startsWith("refpool-cancellation-timer"),
+                cancelledOn.get().getName());
+        assertEquals(1, handedOverBy.size(), "handed over once");
+        assertSame(cancelledOn.get(), handedOverBy.get(0));
+    }
+
+    /**
+     * The same with an executor that refuses: the cancel runs on the timer thread, whose handler
+     * a failing callback reaches; before, the arming thread handed it over and ran it on refusal,
+     * inside {@code cancelAfter}.
+     */
+    @Test
+    void aRefusedCancelOfATimerThatFiredBeforeItWasInstalledRunsOnTheTimerThread() {
+        CancellationSource source = new CancellationSource();
+        AtomicReference<Thread> cancelledOn = new AtomicReference<>();
+        source.token().register(() -> cancelledOn.set(Thread.currentThread()));
+        armFiringBeforeInstall(
+                () -> source.cancelAfter(Duration.ofMillis(1), task -> {
+                    throw new java.util.concurrent.RejectedExecutionException("full");
+                }),
+                () -> {});
+        await().atMost(10, SECONDS).until(() -> cancelledOn.get() != null);
+        assertTrue(
+                cancelledOn.get().getName().startsWith("refpool-cancellation-timer"),
+                cancelledOn.get().getName());
+    }
+
+    /**
+     * A timer that fires before its {@code cancelAfter} installed it, when {@code close()} comes in
+     * between: the {@code cancelAfter} fails, and nothing is cancelled. Before, the plain timer
+     * cancelled the source as it fired, so the failed call had changed it after all.
+     */
+    @Test
+    void aTimerThatFiresBeforeACloseThatFailsItsCancelAfterCancelsNothing() {
+        for (boolean handOff : new boolean[] {false, true}) {
+            CancellationSource source = new CancellationSource();
+            java.util.List<Runnable> handedOver = new java.util.concurrent.CopyOnWriteArrayList<>();
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> armFiringBeforeInstall(
+                            () -> {
+                                if (handOff) {
+                                    source.cancelAfter(Duration.ofMillis(1), handedOver::add);
+                                } else {
+                                    source.cancelAfter(Duration.ofMillis(1));
+                                }
+                            },
+                            source::close));
+            handedOver.forEach(Runnable::run);
+            assertFalse(source.isCancellationRequested(), handOff ? "handed off" : "plain");
+            assertNull(source.pendingTimer());
+        }
     }
 
     @Test
