@@ -332,7 +332,10 @@ public final class ReaderBiasedSharedMutex {
 
     /**
      * Acquires the lock exclusively without parking a thread: in line for the underlying lock,
-     * then until every reader has left. The stage may complete on the thread of the last reader.
+     * then until every reader has left. The stage may complete on the thread of the last reader,
+     * inside its {@code unlockShared()}, and its continuations run there in place, not through the
+     * trampoline that flattens the underlying lock's grants: a chain whose continuations leave as
+     * readers and wait again as writers grows that thread's stack once per link.
      *
      * @param token cancels the wait, in either part; if already cancelled, the returned stage has
      *     already failed
@@ -379,12 +382,14 @@ public final class ReaderBiasedSharedMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
+        // before the lock is this thread's: a waiter granted inside a continuation, whose settle
+        // this thread deferred, may itself block on this lock, and would wait for this thread
+        WaiterQueue.runDeferredSettlesBeforeParking();
         Guard exclusive = sync.acquireGuardBlocking(SharedSync.WRITE, token, "ReaderBiasedSharedMutex");
         Drain wait = drainIfRead(exclusive, token);
         if (wait == null) {
             return exclusive;
         }
-        WaiterQueue.runDeferredSettlesBeforeParking();
         try {
             return wait.result.get();
         } catch (InterruptedException e) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.testkit.TestKit;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -199,6 +200,132 @@ class BlockingInsideContinuationTest {
 
         holder.join();
         assertEquals(List.of("w1", "w2", "w3"), order);
+    }
+
+    /**
+     * A blocking acquire inside continuations nested by {@code releaseNow}, whose deferred grants,
+     * as it runs them before parking, start a chain of twenty more {@code releaseNow} calls: each
+     * sets a queue aside and takes it back on the same list of set-aside queues that the blocking
+     * acquire walks. Before, the walk failed with a {@code ConcurrentModificationException} once
+     * that list grew; now the acquire times out as it should and every grant is delivered.
+     */
+    @Test
+    void aBlockingAcquireWhoseDeferredGrantsCallReleaseNowAgainRunsThemAll() {
+        AsyncMutex m0 = new AsyncMutex();
+        AsyncMutex m1 = new AsyncMutex();
+        AsyncMutex m2 = new AsyncMutex();
+        AsyncMutex q0 = new AsyncMutex();
+        AsyncMutex q1 = new AsyncMutex();
+        AsyncMutex chain = new AsyncMutex();
+        AsyncMutex blocked = new AsyncMutex();
+        Guard held0 = m0.tryAcquire().orElseThrow();
+        Guard held1 = m1.tryAcquire().orElseThrow();
+        Guard held2 = m2.tryAcquire().orElseThrow();
+        Guard heldQ0 = q0.tryAcquire().orElseThrow();
+        Guard heldQ1 = q1.tryAcquire().orElseThrow();
+        Guard heldChain = chain.tryAcquire().orElseThrow();
+        Guard heldBlocked = blocked.tryAcquire().orElseThrow();
+        List<String> order = new ArrayList<>();
+        int[] chained = {0};
+        for (int i = 0; i < 20; i++) {
+            chain.acquire().thenAccept(guard -> {
+                Continuations.releaseNow(guard::close);
+                chained[0]++;
+            });
+        }
+        q0.acquire().thenAccept(guard -> {
+            order.add("q0");
+            Continuations.releaseNow(heldChain::close); // the chain of twenty
+            guard.close();
+        });
+        q1.acquire().thenAccept(guard -> {
+            order.add("q1");
+            guard.close();
+        });
+        m0.acquire().thenAccept(guard -> {
+            heldQ0.close(); // deferred
+            Continuations.releaseNow(held1::close);
+            guard.close();
+        });
+        m1.acquire().thenAccept(guard -> {
+            heldQ1.close(); // deferred
+            Continuations.releaseNow(held2::close);
+            guard.close();
+        });
+        CompletableFuture<Optional<Guard>> innermost = m2.acquire()
+                .thenApply(guard -> {
+                    try {
+                        return blocked.tryAcquire(Duration.ofMillis(50)); // parks: runs q0's and q1's grants first
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    } finally {
+                        guard.close();
+                    }
+                })
+                .toCompletableFuture();
+        held0.close();
+        assertEquals(Optional.empty(), innermost.join(), "the acquire timed out: blocked stays held");
+        assertEquals(List.of("q0", "q1"), order);
+        assertEquals(20, chained[0]);
+        heldBlocked.close();
+        for (AsyncMutex mutex : List.of(m0, m1, m2, q0, q1, chain, blocked)) {
+            assertFreeAndUsable(mutex);
+        }
+    }
+
+    /**
+     * A continuation whose close deferred a grant, then a blocking exclusive acquire of a
+     * reader-biased lock that a reader on another thread holds: the deferred waiter's continuation
+     * itself acquires that lock exclusively. It runs before this thread takes the lock, so it gets
+     * it first, once the reader leaves, and then this thread does. Before, this thread took the lock
+     * first and ran the deferred continuation while waiting for the reader; that continuation then
+     * waited for this thread's hold, on this thread, for ever (its token ends that here).
+     */
+    @Test
+    void aBlockingExclusiveAcquireOfAReaderBiasedLockRunsDeferredGrantsBeforeTakingIt() throws Exception {
+        ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
+        AsyncMutex mutex = new AsyncMutex();
+        CancellationSource breaker = new CancellationSource();
+        breaker.cancelAfter(TestKit.BOUND);
+        List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TestKit.Forked<Void> reader = TestKit.forkRun("reader", () -> {
+            assertTrue(lock.tryLockShared());
+        });
+        reader.join();
+        Thread continuing = Thread.currentThread();
+        TestKit.Forked<Void> leaver = TestKit.forkRun("leaver", () -> {
+            TestKit.awaitParked(continuing); // an exclusive acquire waits for the reader
+            lock.unlockShared();
+        });
+        Guard held = mutex.tryAcquire().orElseThrow();
+        CompletableFuture<Void> continuation = mutex.acquire()
+                .thenAccept(guard -> {
+                    mutex.acquire()
+                            .thenAccept(
+                                    next -> { // granted by the close below: deferred
+                                        try (Guard exclusive = lock.acquireBlocking(breaker.token())) {
+                                            order.add("deferred waiter");
+                                        } catch (InterruptedException | RuntimeException e) {
+                                            order.add("deferred waiter: " + e);
+                                        }
+                                        next.close();
+                                    });
+                    guard.close();
+                    try (Guard exclusive = lock.acquireBlocking()) {
+                        order.add("continuation");
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                })
+                .toCompletableFuture();
+        held.close(); // runs the continuation here
+        continuation.join();
+        leaver.join();
+        breaker.close();
+        assertEquals(List.of("deferred waiter", "continuation"), order);
+        assertFreeAndUsable(mutex);
+        assertTrue(lock.tryLock(), "free");
+        lock.unlock();
     }
 
     /**

@@ -55,8 +55,12 @@ final class Trampoline {
         trampoline.draining = true; // what these settles ask for queues behind them, as in any drain
         try {
             if (trampoline.setAside != null) { // queues {@link #settlingNow} set aside, oldest first
-                for (ArrayDeque<Waiter> queue : trampoline.setAside) {
-                    settleAll(queue);
+                // a snapshot: what these settles run may call settlingNow, which sets aside and
+                // takes back queues of its own on the same deque while this walks it
+                for (Object queue : trampoline.setAside.toArray()) {
+                    @SuppressWarnings("unchecked")
+                    ArrayDeque<Waiter> waiters = (ArrayDeque<Waiter>) queue;
+                    settleAll(waiters);
                 }
             }
             settleAll(trampoline.pending);
