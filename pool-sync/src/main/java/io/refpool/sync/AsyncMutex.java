@@ -40,8 +40,11 @@ import java.util.concurrent.CompletionStage;
  * nothing; so does {@link #acquireBlocking()} followed by closing the guard, once the JIT has
  * compiled the caller. An uncontended {@link #acquire()} allocates at most the guard, which is its
  * own completed stage. Only a waiting acquire allocates a waiter, which serves as its future and its
- * guard. Futures are completed outside internal locks, and synchronous continuations that release
- * and re-acquire run in a loop rather than growing the stack.
+ * guard. Futures are completed outside internal locks, and the continuations of waiters that
+ * releases grant in turn run in a loop rather than growing the stack. An acquire that succeeds at
+ * once returns a completed stage, whose dependent actions run in place, as a completed {@code
+ * CompletableFuture}'s do: a chain that releases and re-acquires a free lock that way grows the
+ * stack once per link.
  *
  * <p><b>Releasing.</b> A guard's {@link Guard#close()} releases exactly once; a second close is a
  * no-op. {@link #unlock()} releases only a lock taken with {@link #tryLock()}: it refuses a lock

@@ -20,7 +20,9 @@ import java.util.Objects;
  * <p>A future is completed on the thread whose release granted it, through a per-thread
  * trampoline: a completion asked for while that thread runs a continuation waits until the
  * continuation returns, so that a long line of waiters cannot overflow the stack. A blocking
- * acquire of this package runs those completions before it parks. A continuation that gives a
+ * acquire of this package runs those completions before it parks. {@link #releaseNow} settles
+ * what its release causes before it returns, so a line of waiters whose continuations each give
+ * the lock up through it nests one call per waiter: keep it for a continuation about to block. A continuation that gives a
  * lock up and then blocks any other way would leave the waiter it granted owning the lock without
  * being told, for as long as it blocks, and every later waiter behind it.
  */
