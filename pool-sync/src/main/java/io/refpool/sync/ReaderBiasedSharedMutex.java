@@ -382,13 +382,22 @@ public final class ReaderBiasedSharedMutex {
      * @throws NullPointerException if {@code token} is null
      */
     public Guard acquireBlocking(CancellationToken token) throws InterruptedException {
-        // before the lock is this thread's: a waiter granted inside a continuation, whose settle
-        // this thread deferred, may itself block on this lock, and would wait for this thread
-        WaiterQueue.runDeferredSettlesBeforeParking();
-        Guard exclusive = sync.acquireGuardBlocking(SharedSync.WRITE, token, "ReaderBiasedSharedMutex");
-        Drain wait = drainIfRead(exclusive, token);
-        if (wait == null) {
-            return exclusive;
+        Drain wait;
+        for (; ; ) { // a busy lock's wait runs this thread's deferred settles before it parks
+            Guard exclusive = sync.acquireGuardBlocking(SharedSync.WRITE, token, "ReaderBiasedSharedMutex");
+            wait = drainIfRead(exclusive, token);
+            if (wait == null) {
+                return exclusive;
+            }
+            if (!WaiterQueue.hasDeferredSettles()) {
+                break;
+            }
+            // about to park for the readers with settles deferred: they must run first, but not
+            // under this hold, for a waiter they grant may block on this lock, on this thread
+            if (!wait.result.cancel(false)) { // ends the drain, giving the lock back
+                return wait.result.join(); // unless the readers left meanwhile: granted
+            }
+            WaiterQueue.runDeferredSettlesBeforeParking();
         }
         try {
             return wait.result.get();

@@ -300,22 +300,9 @@ class BlockingInsideContinuationTest {
         Guard held = mutex.tryAcquire().orElseThrow();
         CompletableFuture<Void> continuation = mutex.acquire()
                 .thenAccept(guard -> {
-                    mutex.acquire()
-                            .thenAccept(
-                                    next -> { // granted by the close below: deferred
-                                        try (Guard exclusive = lock.acquireBlocking(breaker.token())) {
-                                            order.add("deferred waiter");
-                                        } catch (InterruptedException | RuntimeException e) {
-                                            order.add("deferred waiter: " + e);
-                                        }
-                                        next.close();
-                                    });
-                    guard.close();
-                    try (Guard exclusive = lock.acquireBlocking()) {
-                        order.add("continuation");
-                    } catch (InterruptedException e) {
-                        throw new AssertionError(e);
-                    }
+                    queueWaiterThatBlocks(mutex, () -> lock.acquireBlocking(breaker.token()), order);
+                    guard.close(); // grants it: deferred
+                    acquireExclusively(lock, order);
                 })
                 .toCompletableFuture();
         held.close(); // runs the continuation here
@@ -326,6 +313,68 @@ class BlockingInsideContinuationTest {
         assertFreeAndUsable(mutex);
         assertTrue(lock.tryLock(), "free");
         lock.unlock();
+    }
+
+    /**
+     * The same acquire on a free lock with no reader takes it at once and runs no deferred grant
+     * in place: the deferred waiter here blocks on a mutex the continuation still holds, so run
+     * under this call it would wait for this very thread. It runs when the continuation ends.
+     */
+    @Test
+    void anUncontendedBlockingExclusiveAcquireOfAReaderBiasedLockRunsNoDeferredGrant() throws Exception {
+        ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
+        AsyncMutex held = new AsyncMutex();
+        AsyncMutex mutex = new AsyncMutex();
+        CancellationSource breaker = new CancellationSource();
+        breaker.cancelAfter(TestKit.BOUND);
+        List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Guard outer = mutex.tryAcquire().orElseThrow();
+        CompletableFuture<Void> continuation = mutex.acquire()
+                .thenAccept(guard -> {
+                    Guard mine = held.tryAcquire().orElseThrow();
+                    queueWaiterThatBlocks(mutex, () -> held.acquireBlocking(breaker.token()), order);
+                    guard.close(); // grants it: deferred
+                    acquireExclusively(lock, order);
+                    mine.close();
+                })
+                .toCompletableFuture();
+        outer.close(); // runs the continuation here
+        continuation.join();
+        breaker.close();
+        assertEquals(List.of("continuation", "deferred waiter"), order);
+        assertFreeAndUsable(mutex);
+        assertFreeAndUsable(held);
+        assertTrue(lock.tryLock(), "free");
+        lock.unlock();
+    }
+
+    /** A blocking acquire, for {@link #queueWaiterThatBlocks}. */
+    private interface BlockingAcquire {
+        Guard acquire() throws InterruptedException;
+    }
+
+    /**
+     * Queues a waiter on {@code mutex} whose continuation takes {@code blocking}, notes in {@code
+     * order} that it got it (or how its wait ended), and gives both back.
+     */
+    private static void queueWaiterThatBlocks(AsyncMutex mutex, BlockingAcquire blocking, List<String> order) {
+        mutex.acquire().thenAccept(next -> {
+            try (Guard taken = blocking.acquire()) {
+                order.add("deferred waiter");
+            } catch (InterruptedException | RuntimeException e) {
+                order.add("deferred waiter: " + e);
+            }
+            next.close();
+        });
+    }
+
+    /** Takes {@code lock} exclusively, blocking, notes it in {@code order} as the continuation's, and gives it back. */
+    private static void acquireExclusively(ReaderBiasedSharedMutex lock, List<String> order) {
+        try (Guard exclusive = lock.acquireBlocking()) {
+            order.add("continuation");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 
     /**

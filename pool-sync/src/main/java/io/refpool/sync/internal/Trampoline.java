@@ -72,6 +72,25 @@ final class Trampoline {
         }
     }
 
+    /** {@return whether this thread deferred settles that have not run yet} */
+    static boolean hasDeferred() {
+        Trampoline trampoline = CURRENT.get();
+        if (trampoline == null || (!trampoline.draining && trampoline.setAside == null)) {
+            return false;
+        }
+        if (!trampoline.pending.isEmpty()) {
+            return true;
+        }
+        if (trampoline.setAside != null) {
+            for (ArrayDeque<Waiter> queue : trampoline.setAside) {
+                if (!queue.isEmpty()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private static void settleAll(ArrayDeque<Waiter> queue) {
         for (Waiter w = queue.pollFirst(); w != null; w = queue.pollFirst()) {
             w.settleFuture(); // still draining: what these continuations settle is queued behind

@@ -223,6 +223,11 @@ public abstract class WaiterQueue {
         Trampoline.runDeferredBeforeParking();
     }
 
+    /** {@return whether the calling thread deferred settles inside a continuation that have not run yet} */
+    public static boolean hasDeferredSettles() {
+        return Trampoline.hasDeferred();
+    }
+
     /** {@return the number of linked waiters (diagnostics)} */
     public final int queueLength() {
         return length;
