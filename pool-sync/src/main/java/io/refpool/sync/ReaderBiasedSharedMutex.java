@@ -394,8 +394,11 @@ public final class ReaderBiasedSharedMutex {
             }
             // about to park for the readers with settles deferred: they must run first, but not
             // under this hold, for a waiter they grant may block on this lock, on this thread
-            if (!wait.result.cancel(false)) { // ends the drain, giving the lock back
-                return wait.result.join(); // unless the readers left meanwhile: granted
+            // ends the drain, giving the lock back; false only if the readers left meanwhile (the
+            // grant is returned); a drain the token ended already reports true, and the next
+            // round throws the token's cancellation, owning nothing
+            if (!wait.result.cancel(false)) {
+                return wait.result.join();
             }
             WaiterQueue.runDeferredSettlesBeforeParking();
         }
