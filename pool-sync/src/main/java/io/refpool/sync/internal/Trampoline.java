@@ -48,8 +48,8 @@ final class Trampoline {
      */
     static void runDeferredBeforeParking() {
         Trampoline trampoline = CURRENT.get();
-        if (trampoline == null || (!trampoline.draining && trampoline.setAside == null)) {
-            return; // not inside a continuation: nothing can be deferred
+        if (!insideContinuation(trampoline)) {
+            return; // nothing can be deferred
         }
         boolean wasDraining = trampoline.draining;
         trampoline.draining = true; // what these settles ask for queues behind them, as in any drain
@@ -75,20 +75,18 @@ final class Trampoline {
     /** {@return whether this thread deferred settles that have not run yet} */
     static boolean hasDeferred() {
         Trampoline trampoline = CURRENT.get();
-        if (trampoline == null || (!trampoline.draining && trampoline.setAside == null)) {
+        if (!insideContinuation(trampoline)) {
             return false;
         }
         if (!trampoline.pending.isEmpty()) {
             return true;
         }
-        if (trampoline.setAside != null) {
-            for (ArrayDeque<Waiter> queue : trampoline.setAside) {
-                if (!queue.isEmpty()) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return trampoline.setAside != null && trampoline.setAside.stream().anyMatch(queue -> !queue.isEmpty());
+    }
+
+    /** {@return whether the thread of {@code trampoline} ({@code null}: it has none) runs a continuation} */
+    private static boolean insideContinuation(Trampoline trampoline) {
+        return trampoline != null && (trampoline.draining || trampoline.setAside != null);
     }
 
     private static void settleAll(ArrayDeque<Waiter> queue) {
