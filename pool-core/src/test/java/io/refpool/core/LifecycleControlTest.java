@@ -43,6 +43,22 @@ class LifecycleControlTest {
         return resources.build(builder);
     }
 
+    /** A {@code PER_OBJECT} pool with no drainer activity, as {@link #pool} is for {@code SHARED}. */
+    private RefPool<String, Resource> perObjectPool() {
+        return resources.build(
+                resources.builder().attachMode(AttachMode.PER_OBJECT).drainDelay(Duration.ofHours(1)));
+    }
+
+    /** {@return a thread that flushes inside the section of "b"}, holding the section and its hold */
+    private static TestKit.Forked<Void> forkFlushInsideTheSectionOfB(RefPool<String, Resource> pool) {
+        return forkRun(
+                "section's flusher",
+                () -> pool.call("b", b -> {
+                    pool.flush();
+                    return null;
+                }));
+    }
+
     private static TestPoolHooks hooks(RefPool<?, ?> pool) {
         TestPoolHooks hooks = new TestPoolHooks();
         pool.core().setHooks(hooks);
@@ -192,18 +208,12 @@ class LifecycleControlTest {
      */
     @Test
     void flushesWaitingForTheSameBatchInEachWayHoldNoStopBack() throws Exception {
-        RefPool<String, Resource> pool = resources.build(
-                resources.builder().attachMode(AttachMode.PER_OBJECT).drainDelay(Duration.ofHours(1)));
+        RefPool<String, Resource> pool = perObjectPool();
         CountDownLatch finish = new CountDownLatch(1);
         TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
         TestKit.Forked<Void> own = forkRun("own flusher", pool::flush);
         awaitParked(own.thread);
-        TestKit.Forked<Void> nested = forkRun(
-                "section's flusher",
-                () -> pool.call("b", b -> {
-                    pool.flush();
-                    return null;
-                }));
+        TestKit.Forked<Void> nested = forkFlushInsideTheSectionOfB(pool);
         awaitParked(nested.thread);
         TestKit.Forked<Void> stopper =
                 forkRun("stopper", () -> pool.stopTheWorld().close());
@@ -355,16 +365,10 @@ class LifecycleControlTest {
      */
     @Test
     void aFlushInsideASectionWaitsHoldingTheGate() throws Exception {
-        RefPool<String, Resource> pool = resources.build(
-                resources.builder().attachMode(AttachMode.PER_OBJECT).drainDelay(Duration.ofHours(1)));
+        RefPool<String, Resource> pool = perObjectPool();
         CountDownLatch finish = new CountDownLatch(1);
         TestKit.Forked<Void> drainer = drainerHeldInItsBatch(pool, finish);
-        TestKit.Forked<Void> flusher = forkRun(
-                "section's flusher",
-                () -> pool.call("b", b -> {
-                    pool.flush();
-                    return null;
-                }));
+        TestKit.Forked<Void> flusher = forkFlushInsideTheSectionOfB(pool);
         awaitParked(flusher.thread);
         TestKit.Forked<Void> waiter = forkRun("section's waiter", () -> pool.call("b", b -> null));
         awaitParked(waiter.thread);
