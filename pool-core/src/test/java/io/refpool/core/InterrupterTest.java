@@ -13,6 +13,7 @@ import io.refpool.sync.CancellationSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -302,6 +303,26 @@ class InterrupterTest {
                 assertThrows(ExecutionException.class, () -> call.get(BOUND_SECONDS, TimeUnit.SECONDS));
         assertTrue(failure.getCause() instanceof EngineStopped, () -> "the engine's failure: " + failure.getCause());
         assertEquals(1, interrupts.get());
+        pool.close();
+    }
+
+    @Test
+    void aCallAsyncFunctionInterruptedAtItsLimitFailsWithItsOwnCancellationException() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        CancellationException own = new CancellationException("the engine reports its stop as a cancellation");
+        // a limit the function starts well within: it then runs until the interrupter stops it
+        CompletableFuture<String> call = pool.callAsync("k", Duration.ofSeconds(1), engine -> {
+                    try {
+                        return engine.runaway();
+                    } catch (EngineStopped stopped) {
+                        throw own;
+                    }
+                })
+                .toCompletableFuture();
+        Throwable failure = call.handle((value, thrown) -> thrown).get(BOUND_SECONDS, TimeUnit.SECONDS);
+        assertSame(own, failure, "the function's own outcome, not the limit's");
+        assertEquals(1, interrupts.get());
+        assertEquals(0, pool.stats().timeouts(), "no wait timed out");
         pool.close();
     }
 

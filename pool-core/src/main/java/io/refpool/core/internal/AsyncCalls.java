@@ -105,18 +105,22 @@ public final class AsyncCalls<K, V> {
         boolean boundsFunction = runs != null && runs.interrupts();
         // the limit bounds the function too: it runs from the call (see above)
         CancellationSource limit = boundsFunction ? RunControl.armLimit(timer, timeout) : null;
-        // without an interrupter the limit ends where the function starts: its timer is disarmed
-        // there, and what the function throws, a CancellationException included, is its own
+        // once the function starts, what it throws, a CancellationException included, is its own:
+        // only a cancellation before it started is the limit's. Without an interrupter the limit
+        // also ends there: its timer is disarmed
         AtomicBoolean started = new AtomicBoolean();
         PoolFunction<? super V, ? extends T, ? extends Exception> timed = boundsFunction
-                ? fn
+                ? value -> {
+                    started.set(true);
+                    return fn.apply(value);
+                }
                 : value -> {
                     started.set(true);
                     timer.close();
                     return fn.apply(value);
                 };
         CompletableFuture<T> calling =
-                this.<T>callAsync(key, timer.token(), timed).toCompletableFuture();
+                this.<T>callAsync(key, timer.token(), timed, fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
             if (limit != null) {
@@ -166,6 +170,15 @@ public final class AsyncCalls<K, V> {
      */
     public <T> CompletionStage<T> callAsync(
             K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
+        return callAsync(key, token, fn, fn);
+    }
+
+    /**
+     * {@link #callAsync(Object, CancellationToken, PoolFunction)} running {@code fn}, a wrapper of
+     * the caller's function {@code told}, which is told the call's section wait (an observed call).
+     */
+    private <T> CompletionStage<T> callAsync(
+            K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn, Object told) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
@@ -198,7 +211,7 @@ public final class AsyncCalls<K, V> {
             } else if (result.isDone()) {
                 handles.release(entry, null);
             } else {
-                holdGate(entry, waits.token(), token, fn, result);
+                holdGate(entry, waits.token(), token, fn, told, result);
             }
         });
         return result;
@@ -209,6 +222,7 @@ public final class AsyncCalls<K, V> {
             CancellationToken token,
             CancellationToken callerToken,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn,
+            Object told,
             CompletableFuture<T> result) {
         attacher.holdGate(token, false).whenComplete((gate, failure) -> {
             if (failure != null) {
@@ -220,7 +234,7 @@ public final class AsyncCalls<K, V> {
             } else if (!sections) {
                 new AsyncRun<>(entry, gate, null, callerToken, fn, result).dispatch();
             } else {
-                Section.enterAsync(handles, entry, token, true, fn).whenComplete((section, sectionFailure) -> {
+                Section.enterAsync(handles, entry, token, true, told).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
                         gate.close();
                         handles.release(entry, null);
