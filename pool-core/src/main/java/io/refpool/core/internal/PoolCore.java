@@ -153,7 +153,12 @@ public final class PoolCore<K, V> implements PoolState {
 
     @Override
     public boolean awaitCloseFinished() throws InterruptedException {
-        return shutdown.awaitFinished();
+        return !interruptsOnThisThread() && shutdown.awaitFinished();
+    }
+
+    /** {@return whether this thread runs the pool's interrupter}, which a close waits for */
+    private boolean interruptsOnThisThread() {
+        return runs != null && runs.interruptsOnThisThread();
     }
 
     /** {@return the pool's name}, as the builder set it or a generated one */
@@ -426,11 +431,11 @@ public final class PoolCore<K, V> implements PoolState {
 
     /**
      * {@return whether a close may wait for the calling thread}: it is attached, suspended by the
-     * pool, or runs a creation the close waits for (a warm-up's factory), so it must not wait for
-     * that close
+     * pool, runs a creation the close waits for (a warm-up's factory), or runs the interrupter of a
+     * call the close waits for, so it must not wait for that close
      */
     private boolean closeMayWaitForThisThread() {
-        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread();
+        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread() || interruptsOnThisThread();
     }
 
     /**

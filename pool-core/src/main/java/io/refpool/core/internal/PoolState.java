@@ -13,7 +13,8 @@ interface PoolState {
 
     /**
      * Waits until close() has finished (one must have begun); {@code false} at once on the thread
-     * running it, which would wait for itself.
+     * running it, which would wait for itself, and on a thread running the pool's interrupter,
+     * whose call the close waits for.
      */
     boolean awaitCloseFinished() throws InterruptedException;
 

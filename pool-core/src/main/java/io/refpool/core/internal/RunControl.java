@@ -299,6 +299,24 @@ final class RunControl<K, V> {
         return limit;
     }
 
+    /**
+     * {@return whether the calling thread is running this pool's interrupter}: a close waits for
+     * the interrupted call, which waits for its interrupter, so this thread must never wait for a
+     * close (an interrupter's {@code flush()} or {@code close()} on a closing pool returns at once)
+     */
+    boolean interruptsOnThisThread() {
+        if (interrupter == null) {
+            return false;
+        }
+        Thread me = Thread.currentThread();
+        for (Run run : running) { // a run stays listed until its call, which waits for the interrupter, ends
+            if (run.interruptedBy == me) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** {@code close(Duration)} at its limit: interrupts every call still running. */
     void interruptAll() {
         if (interrupter == null) {
@@ -330,6 +348,9 @@ final class RunControl<K, V> {
          */
         private volatile Thread waiter;
 
+        /** The thread running the interrupter, while it runs ({@link #interruptsOnThisThread}). */
+        volatile Thread interruptedBy;
+
         Run(Entry<K, V> entry, Entry<K, V> other) {
             this.entry = entry;
             this.other = other;
@@ -360,8 +381,10 @@ final class RunControl<K, V> {
             if (!state.compareAndSet(RUNNING, INTERRUPTING)) {
                 return;
             }
+            interruptedBy = Thread.currentThread();
             Interrupter.Outcome result = interrupt(entry);
             Interrupter.Outcome second = other == null ? null : interrupt(other);
+            interruptedBy = null;
             outcome = result;
             otherOutcome = second;
             state.set(INTERRUPTED);
