@@ -16,6 +16,12 @@ package io.refpool.core;
  * whatever it throws (checked exceptions too) is reported to the error listener, and the object
  * counts as disposed, its capacity given back.
  *
+ * <p>It may use the pool. A key's next object is created only after the disposer of the one
+ * before it returned, so an acquire of a key whose object is being disposed waits for that
+ * disposer: from the disposer of that same object it throws {@link IllegalStateException} rather
+ * than wait for itself, and two disposers running at once that each acquire the other's key wait
+ * for each other for ever, as two locks taken in opposite orders do.
+ *
  * <p>The one-argument form, {@code disposer(Session::close)} with a {@code Consumer}, stays
  * available for disposers that need neither key nor cause.
  *
