@@ -28,7 +28,8 @@ public interface Attachment extends AutoCloseable {
      * {@link AttachMode#GLOBAL} pool's factory, which runs with the gate given up, it runs
      * {@code work} as it is. A section taken with {@link Handle#sectionAsync} belongs to no thread,
      * so this call cannot see it: do not call it while holding one, for the reason the
-     * {@code IllegalStateException} below gives for a section this thread holds.
+     * {@code IllegalStateException} below gives for a section this thread holds. Attachments
+     * {@code work} opens and leaves open end when it returns, as in {@link RefPool#attached(AttachedWork)}.
      *
      * @param work what to run detached
      * @param <T> its result type

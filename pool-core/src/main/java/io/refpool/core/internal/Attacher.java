@@ -366,7 +366,11 @@ final class Attacher<K, V> {
         }
     }
 
-    /** Gives the gate up around {@code work} and takes it back, keeping the nesting depth. */
+    /**
+     * Gives the gate up around {@code work} and takes it back, keeping the nesting depth.
+     * Attachments {@code work} opened and left open end when it returns, as a closure's do: the
+     * gate they hold is given back before this thread waits to take it again.
+     */
     private <T> T suspend(AttachState s, Supplier<T> work) {
         boolean exclusive = s.exclusive;
         Guard held = s.guard;
@@ -378,7 +382,15 @@ final class Attacher<K, V> {
         try {
             return work.get();
         } finally {
-            s.resume(this, depth, exclusive, gates.enter(CancellationToken.none(), exclusive, true));
+            try {
+                if (s.depth > 0) { // attached inside and left open: in GLOBAL mode it holds the gate wanted back
+                    s.endScopesAbove(0);
+                    s.depth = 1;
+                    detachOutermost(s);
+                }
+            } finally {
+                s.resume(this, depth, exclusive, gates.enter(CancellationToken.none(), exclusive, true));
+            }
         }
     }
 
