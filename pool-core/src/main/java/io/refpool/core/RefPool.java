@@ -177,7 +177,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * until closed. The calling thread counts as attached inside. In {@link AttachMode#GLOBAL}
      * mode, where {@link #attach()} already lets one thread in, it differs only in keeping the gate
      * while this thread's factories run and while it waits for a busy section, which a plain attachment
-     * gives up meanwhile; opened inside a plain attachment, it does so until it closes.
+     * gives up meanwhile; opened inside a plain attachment, it does so until it closes. In every
+     * mode, an acquire inside it of a key whose object another thread is creating waits for that
+     * creation with the gate given up, since the creating thread may need the gate to finish:
+     * other threads may attach meanwhile. Acquire such objects before stopping the world.
      *
      * @return the scope, to close on this thread
      * @throws IllegalStateException if the thread is already attached shared (it would wait for
@@ -648,7 +651,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * back behind the stop, which waits for the flush. Called from a disposer, it applies what
      * is queued and does not wait for the batch that runs the disposer; inside {@link
      * #stopTheWorld()}, which keeps the gate, it applies what is queued and does not wait for other
-     * threads' batches, whose threads wait for the stop to end. While a close runs it waits for
+     * threads' batches, whose threads wait for the stop to end; so does a {@code GLOBAL} flush in an
+     * async function ({@link #attachAsync}, {@link #callAsync}), which keeps the one gate too. While a close runs it waits for
      * the close to finish (which applies what is pending; it returns at once on a thread the close
      * waits for); once the pool is closed it applies the releases of handles closed since, which
      * drainer threads apply without it too. Do not call it while holding an object's section that a

@@ -294,7 +294,10 @@ final class DeferredReleases<K, V> {
      * disposal on this thread (a disposer that flushes), it applies what is pending and does not
      * wait: the batch that runs the disposer is one of those it would wait for. A thread that stops
      * the world cannot give the gate up, and every batch out then belongs to a thread waiting for
-     * it: such a flush applies what is pending and does not wait either.
+     * it: such a flush applies what is pending and does not wait either. Nor does one in a {@code
+     * GLOBAL} async step, for the same reason: it keeps the one gate (taking it back could wait for
+     * work queued on its own thread), so another thread with a batch out has given the gate up
+     * inside it and needs it back to finish.
      *
      * <p>Where a {@code GLOBAL} factory gives the gate up ({@link Attacher#yieldsGate}: a plain
      * {@code GLOBAL} attachment, not an async step), so does a flush, around its wait, taking it
@@ -315,7 +318,7 @@ final class DeferredReleases<K, V> {
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
     void flush(AttachState s, boolean ownAttachment) throws InterruptedException {
-        if (s.disposing || s.exclusive) {
+        if (s.disposing || s.exclusive || (s.asyncStep && attacher.isGlobal())) {
             applyAll(s);
             return;
         }
