@@ -44,9 +44,11 @@ import java.util.concurrent.CompletionStage;
  * has compiled the caller.
  *
  * <p><b>Ceiling.</b> At most {@link #MAX_READERS} readers hold the lock at once. Past it,
- * {@link #tryLockShared()} fails and an acquire that would have to wait for a reader to leave is
- * refused with an {@link IllegalStateException} (thrown by a blocking acquire, failing the stage
- * of an async one); the count never overflows into the writer bit.
+ * {@link #tryLockShared()} fails and an acquire that finds nobody in line, and so could only wait
+ * for a reader to leave, is refused with an {@link IllegalStateException} (thrown by a blocking
+ * acquire, failing the stage of an async one); one that finds others in line (a writer, or readers
+ * the ceiling holds back) joins it and is admitted as readers leave. The count never overflows
+ * into the writer bit.
  *
  * <p><b>Ending a wait</b> works as for {@link AsyncMutex}; a reader or writer whose early end wins
  * after a release picked it passes its grant on.
