@@ -81,15 +81,16 @@ public final class PoolTimings {
 
     /**
      * Records {@code nanos} to every recorder. The recorders are the library's meter binders; one
-     * that throws anyway is skipped, as the caller is closing a handle or ending a call and must not
-     * fail for a meter.
+     * that throws anyway, an {@code Error} included, is skipped, as the caller is closing a handle,
+     * publishing a creation or ending a call and must not fail for a meter.
      */
     void record(Timing timing, long nanos) {
         for (Recorder recorder : recorders) {
             try {
                 recorder.record(timing, Math.max(0, nanos));
-            } catch (RuntimeException skipped) {
-                // a meter's failure is not the caller's
+            } catch (Throwable skipped) {
+                // a meter's failure is not the caller's: a handle's reference or a new object would be lost
+                Waits.keepInterrupt(skipped);
             }
         }
     }
