@@ -53,6 +53,20 @@ final class Disposals<K, V> {
         }
     }
 
+    /**
+     * {@link #batch}, with the work list run dry before this returns even when nested in this
+     * thread's disposal loop: a close called from a disposer must not finish with what it claimed
+     * still waiting for that disposer to return. Nested once per close, so it cannot recurse deeply.
+     */
+    void batchRunDry(AttachState s, Runnable work) {
+        if (!s.disposing) {
+            batch(s, work);
+            return;
+        }
+        work.run();
+        runWorkList(s);
+    }
+
     /** Disposes an object this thread claimed, in this thread's disposal loop (no recursion). */
     void disposeClaimedInLoop(Entry<K, V> entry, AttachState s) {
         s.disposals.add(entry);

@@ -331,13 +331,14 @@ final class EndOfLife<K, V> {
 
     /**
      * The close loop: empties the idle cache and disposes every object at count 0, in one disposal
-     * batch of the closing thread; live ones are disposed as their last handles close.
+     * batch of the closing thread, run dry before it returns (also from a disposer: the close's
+     * waiters are released once this returns); live ones are disposed as their last handles close.
      */
     void disposeAllAtClose(AttachState s) {
         if (idle != null) {
             idle.clear(); // EXPLICIT: the loop below disposes what was idle
         }
         Consumer<Entry<K, V>> atZero = entry -> dispose(entry, s, DisposalCause.CLOSED, null, Uncache.NO);
-        disposals.batch(s, () -> slots.forEachEntry(atZero));
+        disposals.batchRunDry(s, () -> slots.forEachEntry(atZero));
     }
 }
