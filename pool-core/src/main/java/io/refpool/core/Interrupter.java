@@ -30,8 +30,9 @@ package io.refpool.core;
  * stops, which holds its attachment until the interrupter returned: in {@code GLOBAL} mode it may
  * not attach ({@code invalidate}, {@code clearIdle}, {@code flush} and {@code call} each wait for
  * the gate), and in no mode may it call {@code stopTheWorld()}; return {@link Outcome#RETIRE}
- * rather than invalidate. A {@code flush()} or {@code close()} it calls on a pool being closed
- * returns at once rather than wait for the close, which waits for the call it stops. The function sees whatever the
+ * rather than invalidate. A {@code close()} it calls starts the close on a thread of its own and
+ * returns, and a {@code flush()} on a pool being closed returns at once: the close waits for the
+ * call it stops. The function sees whatever the
  * engine does to it (GraalJS throws a {@code PolyglotException}, a LuaJ hook an error), and the
  * call completes with that, as the pool never replaces a function's outcome. The pool never
  * disposes an object under a running function: a retired object is disposed, with

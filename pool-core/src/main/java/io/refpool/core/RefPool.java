@@ -803,8 +803,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * of them leaves. At the limit, the pool's {@linkplain Builder#interrupter interrupter}, if
      * set, is called (on this thread) for every call whose function still runs; without one, a
      * running call is not stopped. Either way its object is disposed after it returns. Called on a
-     * thread the close would wait for (one attached to this pool, a factory's, or a disposer run by
-     * the close), it closes as {@code close()} does there, without waiting, and interrupts nothing.
+     * thread the close would wait for (one attached to this pool, a factory's, an interrupter's, or a
+     * disposer run by the close), it closes as {@code close()} does there, without waiting, and
+     * interrupts nothing.
      *
      * <pre>{@code
      * if (!pool.close(Duration.ofSeconds(5))) {
@@ -829,8 +830,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):
      * {@link #close(Duration)} bounds that wait. Idempotent. Called from a factory the close waits
-     * for (a warm-up's; in {@code GLOBAL} mode, any), it returns without waiting for the close,
-     * which goes on on another thread and finishes after the factory returns.
+     * for (a warm-up's; in {@code GLOBAL} mode, any) or from the interrupter, whose call it waits
+     * for, it returns without waiting for the close, which goes on on another thread and finishes
+     * after the factory or the call returns. Called from a disposer, it closes there, and the idle
+     * objects are disposed before it returns.
      */
     @Override
     public void close() {

@@ -444,12 +444,14 @@ public final class PoolCore<K, V> implements PoolState {
      * attached to this pool, is running that close (a disposer, say), or runs a factory with its
      * attachment suspended by the pool (in {@code GLOBAL} mode), which that close waits for: waiting
      * would wait for itself, so it returns at once. Called from a warm-up's factory, whose creation
-     * every close waits for, it starts the close on a thread of its own and returns.
+     * every close waits for, or from an interrupter, whose call the close waits for, it starts the
+     * close on a thread of its own and returns.
      */
     public void close() {
-        if (!attacher.isAttachedOrSuspendedByPool() && slots.createsOnThisThread()) {
-            // a warm-up's factory: the close waits for this creation, and, run here, would wait for an
-            // attached thread that waits for it too: the close runs on a thread of its own instead
+        if (!attacher.isAttachedOrSuspendedByPool() && (slots.createsOnThisThread() || interruptsOnThisThread())) {
+            // a warm-up's factory or an interrupter: the close waits for this creation or this call,
+            // and, run here, would wait for an attached thread that waits for this one: the close
+            // runs on a thread of its own instead
             close(Duration.ZERO);
             return;
         }
@@ -477,7 +479,8 @@ public final class PoolCore<K, V> implements PoolState {
                 timeout,
                 this::close,
                 attacher::isAttachedOrSuspendedByPool, // a close it runs here never waits for it
-                slots::createsOnThisThread, // a warm-up's factory: the close, on its own thread, waits for it
+                // a warm-up's factory or an interrupter: the close, on its own thread, waits for it
+                () -> slots.createsOnThisThread() || interruptsOnThisThread(),
                 "refpool-close (pool '" + name + "')",
                 () -> {
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
