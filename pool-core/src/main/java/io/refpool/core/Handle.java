@@ -124,7 +124,9 @@ public interface Handle<V> extends AutoCloseable {
      * Runs {@code fn} on the object as {@code pool.call} would: attaches (nested is fine), takes the
      * object's section in {@link AttachMode#PER_OBJECT} mode, runs {@code fn}, and releases the
      * section and the attachment, also when {@code fn} throws; what {@code fn} throws reaches the
-     * caller unchanged. The handle stays open. With an {@link Interrupter}, a bounded {@code
+     * caller unchanged. The handle stays open. The call keeps the object for itself while it runs,
+     * as {@code pool.call} does: a close of the handle meanwhile, on another thread or by {@code fn},
+     * never disposes it under {@code fn}. With an {@link Interrupter}, a bounded {@code
      * pool.close(Duration)} interrupts it at its limit, as it does a {@code pool.call}.
      *
      * <pre>{@code

@@ -248,26 +248,41 @@ final class Handles<K, V> {
     }
 
     /**
-     * {@code Handle.call}: {@code fn} on the object of {@code entry}, which the handle keeps alive,
-     * attached and, in {@code PER_OBJECT} mode, in the object's section.
+     * {@code Handle.call}: {@code fn} on the object of {@code entry}, attached and, in {@code
+     * PER_OBJECT} mode, in the object's section, with a reference of its own taken while the handle
+     * holds one (an {@code IllegalStateException} if another thread closed it meanwhile).
      */
     <T, E extends Exception> T call(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
         AttachState s = attacher.enterClosure("call()");
         int level = s.depth;
         try {
-            if (attachMode != AttachMode.PER_OBJECT) {
-                return runs == null ? fn.apply(entry.value) : runs.apply(entry, fn, CancellationToken.none(), null, 0L);
+            // a reference of the call's own, as a section's: a close of the handle meanwhile (on
+            // another thread while this waits for the section, or by fn itself) never disposes the
+            // object under fn or its section's leave hook
+            entry.retainForHolder("call()");
+            try {
+                return applyHeld(entry, fn);
+            } finally {
+                releaseAttached(entry, s);
             }
-            if (runs != null) {
-                return Section.applyHooked(this, entry, fn, defaultWait, runs);
-            }
-            if (timings != null) {
-                return applyTimed(entry, fn);
-            }
-            return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, pool);
         } finally {
             attacher.exitClosure(s, level);
         }
+    }
+
+    /** {@code fn} on the object of {@code entry}, which the caller keeps: in its section, in {@code PER_OBJECT} mode. */
+    private <T, E extends Exception> T applyHeld(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn)
+            throws E {
+        if (attachMode != AttachMode.PER_OBJECT) {
+            return runs == null ? fn.apply(entry.value) : runs.apply(entry, fn, CancellationToken.none(), null, 0L);
+        }
+        if (runs != null) {
+            return Section.applyHooked(this, entry, fn, defaultWait, runs);
+        }
+        if (timings != null) {
+            return applyTimed(entry, fn);
+        }
+        return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, pool);
     }
 
     /** {@code Handle.invalidate()}: retires exactly the object of {@code entry}. */
