@@ -306,6 +306,21 @@ final class Attacher<K, V> {
         }
     }
 
+    /**
+     * Closes {@code attachment}, one {@link #attach} opened around a caller's function (a two-key or
+     * timed {@code call}): attachments the function opened and left open end first, as they do for
+     * a closure ({@link #exitClosure}), so the pool's own close finds its level innermost.
+     */
+    void closeAround(Attachment attachment) {
+        AttachScope scope = (AttachScope) attachment;
+        AttachState s = scope.state;
+        if (scope.open && s.depth > scope.level && s.base + scope.level - 1 == scope.slot) {
+            s.endScopesAbove(scope.level);
+            s.depth = scope.level;
+        }
+        attachment.close();
+    }
+
     /** A nested attach: one level deeper, then the flag's check. The only place it is done. */
     private AttachScope attachNested(AttachState s) {
         AttachScope scope = s.enterNested();

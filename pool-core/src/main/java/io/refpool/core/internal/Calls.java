@@ -251,7 +251,7 @@ public final class Calls<K, V> {
                 handles.releaseAttached(a, s);
             }
         } finally {
-            attachment.close();
+            attacher.closeAround(attachment); // with what fn left open inside
         }
     }
 
@@ -292,7 +292,7 @@ public final class Calls<K, V> {
      * inside the attachment, so its release is applied at once. Without an interrupter the limit
      * bounds the waits, never the function; with one, it bounds the function too.
      */
-    @SuppressWarnings({"unchecked", "try"}) // every handle this pool opens is a PooledHandle; scopes held, not used
+    @SuppressWarnings({"unchecked", "try"}) // every handle this pool opens is a PooledHandle; a section held, not used
     public <T, E extends Exception> T callWithin(
             Handle<V> handle, Duration timeout, long deadlineNanos, PoolFunction<? super V, ? extends T, E> fn)
             throws E {
@@ -304,7 +304,7 @@ public final class Calls<K, V> {
             handle.close();
             throw t;
         }
-        try (attachment) {
+        try {
             try {
                 if (runs != null) {
                     return applyControlled(entry, fn, left(deadlineNanos), timeout, deadlineNanos);
@@ -318,6 +318,8 @@ public final class Calls<K, V> {
             } finally {
                 handle.close(); // attached: applied at once
             }
+        } finally {
+            attacher.closeAround(attachment); // with what fn left open inside
         }
     }
 
