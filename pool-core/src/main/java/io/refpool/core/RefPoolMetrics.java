@@ -101,6 +101,13 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
     private final Tags tags;
 
     /** What each registry bound got: its meters, and the recorder of its timers or {@code null}; guarded by this. */
+    /**
+     * Held by every binding of every pool from its read of the registry's meters to its last
+     * registration, and by every unbinding: two pools of one name bound at once to one registry
+     * would each read it before the other registered, and neither would be refused.
+     */
+    private static final Object BINDING = new Object();
+
     private final Map<MeterRegistry, Binding> bindings = new IdentityHashMap<>();
 
     private record Binding(List<Meter> meters, PoolTimings.Recorder recorder) {}
@@ -144,16 +151,18 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         if (bindings.containsKey(registry)) {
             return;
         }
-        Registration registration = new Registration(registry);
-        PoolTimings.Recorder recorder;
-        try {
-            registerAll(registration);
-            recorder = timings == null ? null : bindTimers(registration);
-        } catch (RuntimeException | Error e) {
-            registration.meters.forEach(registry::remove);
-            throw e;
+        synchronized (BINDING) { // the registry's meters read before and registered after, by one binding at a time
+            Registration registration = new Registration(registry);
+            PoolTimings.Recorder recorder;
+            try {
+                registerAll(registration);
+                recorder = timings == null ? null : bindTimers(registration);
+            } catch (RuntimeException | Error e) {
+                registration.meters.forEach(registry::remove);
+                throw e;
+            }
+            bindings.put(registry, new Binding(registration.meters, recorder));
         }
-        bindings.put(registry, new Binding(registration.meters, recorder));
     }
 
     /**
@@ -163,14 +172,16 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        for (Map.Entry<MeterRegistry, Binding> bound : bindings.entrySet()) {
-            Binding binding = bound.getValue();
-            if (binding.recorder() != null) {
-                timings.remove(binding.recorder());
+        synchronized (BINDING) {
+            for (Map.Entry<MeterRegistry, Binding> bound : bindings.entrySet()) {
+                Binding binding = bound.getValue();
+                if (binding.recorder() != null) {
+                    timings.remove(binding.recorder());
+                }
+                binding.meters().forEach(bound.getKey()::remove);
             }
-            binding.meters().forEach(bound.getKey()::remove);
+            bindings.clear();
         }
-        bindings.clear();
     }
 
     private void registerAll(Registration registration) {

@@ -1,5 +1,9 @@
 package io.refpool.core;
 
+import static io.refpool.testkit.TestKit.BOUND;
+import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +12,10 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.refpool.testkit.TestKit.Forked;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -140,6 +148,55 @@ class RefPoolMetricsBindingTest {
         secondMetrics.close(); // its durations are no longer recorded anywhere
         second.call("w", sb -> sb);
         assertTrue(registry.find("refpool.use").timers().isEmpty());
+        second.close();
+    }
+
+    /** A registry whose meters, read by a chosen thread, are handed back only once the test says so. */
+    static final class PausingRegistry extends SimpleMeterRegistry {
+        final CountDownLatch read = new CountDownLatch(1);
+        final CountDownLatch goOn = new CountDownLatch(1);
+        volatile Thread pauses;
+
+        @Override
+        public List<Meter> getMeters() {
+            List<Meter> meters = super.getMeters();
+            if (pauses == Thread.currentThread()) {
+                pauses = null;
+                read.countDown();
+                try {
+                    goOn.await(BOUND.toSeconds(), TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return meters;
+        }
+    }
+
+    /**
+     * Two pools of one name bound to one registry at once: the first has read the registry's meters
+     * and not registered yet when the second binds. Exactly one of them is refused.
+     */
+    @Test
+    void ofTwoPoolsOfOneNameBoundAtOnceOneIsRefused() throws Exception {
+        RefPool<String, StringBuilder> first = pool("twin");
+        RefPool<String, StringBuilder> second = pool("twin");
+        PausingRegistry registry = new PausingRegistry();
+        Forked<Void> firstBinds = unstartedRun("first", () -> new RefPoolMetrics(first).bindTo(registry));
+        registry.pauses = firstBinds.thread;
+        firstBinds.thread.start();
+        assertTrue(registry.read.await(BOUND.toSeconds(), TimeUnit.SECONDS), "the first read the registry");
+        Forked<Void> secondBinds = forkRun("second", () -> new RefPoolMetrics(second).bindTo(registry));
+        eventually().until(() -> secondBinds.outcome.isDone() || secondBinds.thread.getState() == Thread.State.BLOCKED);
+        registry.goOn.countDown();
+        int refused = 0;
+        for (Forked<Void> binding : List.of(firstBinds, secondBinds)) {
+            Throwable failure =
+                    binding.outcome.handle((done, thrown) -> thrown).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            refused += failure instanceof IllegalStateException ? 1 : 0;
+        }
+        assertEquals(1, refused, "exactly one of the two bindings refused");
+        first.close();
         second.close();
     }
 }
