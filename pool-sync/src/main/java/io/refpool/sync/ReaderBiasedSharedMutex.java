@@ -122,7 +122,7 @@ public final class ReaderBiasedSharedMutex {
 
     private static final int MAX_STRIPES = 1 << 10;
 
-    private final SharedSync sync = new SharedSync(SharedSync.MAX_READERS);
+    private final SharedSync sync = new SharedSync(SharedSync.MAX_READERS, "ReaderBiasedSharedMutex");
 
     /** Stripe {@code i} is at {@code (i + 1) * STRIDE}: none shares a line with the array header. */
     private final long[] stripes;
@@ -150,9 +150,6 @@ public final class ReaderBiasedSharedMutex {
 
     /** {@link #ADAPTIVE}, or {@code 1}/{@code -1}: the bias forced on or off. */
     private volatile int policy = ADAPTIVE;
-
-    /** The guard of a hold on the underlying lock's word taken while the bias is off: one for all. */
-    private final Guard wordHold = new WordHold();
 
     /** The writer waiting for readers to leave, or {@code null}; at most one, the exclusive holder. */
     @SuppressWarnings("unused") // accessed through DRAIN
@@ -215,21 +212,36 @@ public final class ReaderBiasedSharedMutex {
     /**
      * Takes the lock shared through the underlying lock's word, as
      * {@link AsyncSharedMutex#tryLockShared()} does, while the bias is off; the fallback of a
-     * {@link #tryLockShared()} that failed.
+     * {@link #tryLockShared()} that failed, with {@link #unlockSharedUnbiased()} as its pair.
      *
      * <pre>{@code
      * ReaderBiasedSharedMutex gate = new ReaderBiasedSharedMutex();
-     * Guard plain = gate.tryLockShared() ? null : gate.tryLockSharedUnbiased();
+     * if (gate.tryLockShared()) {
+     *     try { serve(request); } finally { gate.unlockShared(); }
+     * } else if (gate.tryLockSharedUnbiased()) {
+     *     try { serve(request); } finally { gate.unlockSharedUnbiased(); }
+     * }
      * }</pre>
      *
-     * <p>The returned guard is one object shared by every such hold: close it exactly once per
-     * successful call, on any thread. Nothing is allocated.
+     * <p>Nothing is allocated. Like every raw pair it carries no owner: give each hold back exactly
+     * once, on any thread.
      *
-     * @return the guard of the hold, or {@code null} if the bias is on, a writer holds or waits, or
+     * @return whether it was taken: {@code false} if the bias is on, a writer holds or waits, or
      *     the reader count is at its maximum
      */
-    public Guard tryLockSharedUnbiased() {
-        return !biased && sync.tryLockShared() ? wordHold : null;
+    public boolean tryLockSharedUnbiased() {
+        return !biased && sync.tryLockShared();
+    }
+
+    /**
+     * Gives back a shared hold taken with {@link #tryLockSharedUnbiased()}, on any thread.
+     *
+     * @throws IllegalStateException if no reader holds the lock's word, changing nothing; an extra
+     *     call while other such readers hold takes one of their places, as for {@link
+     *     AsyncSharedMutex#unlockShared()}
+     */
+    public void unlockSharedUnbiased() {
+        sync.unlockShared();
     }
 
     /**
@@ -260,8 +272,11 @@ public final class ReaderBiasedSharedMutex {
     /**
      * Gives back a shared hold taken with {@link #tryLockShared()}, on any thread.
      *
-     * <p>Call it exactly once per successful {@code tryLockShared()}: holds are one count, so an
-     * extra call is not detected and gives back another reader's place.
+     * <p>Call it exactly once per successful {@code tryLockShared()}: holds are one count, spread
+     * over stripes that only a writer's scan sums (a hold may be given back on another thread, so a
+     * stripe may read below zero), and an extra call cannot be detected. It gives back another
+     * reader's place, or, with no reader holding, leaves the sum below zero: writers then wait
+     * until a {@code tryLockShared()} makes up for it.
      */
     public void unlockShared() {
         STRIPES.getAndAdd(stripes, stripeOfCurrentThread(), -1L);
@@ -531,14 +546,6 @@ public final class ReaderBiasedSharedMutex {
         Consumer<Point> h = hooks;
         if (h != null) {
             h.accept(point);
-        }
-    }
-
-    /** {@link #tryLockSharedUnbiased()}'s guard: each close gives back one hold on the word. */
-    private final class WordHold implements Guard {
-        @Override
-        public void close() {
-            sync.unlockShared();
         }
     }
 

@@ -3,7 +3,6 @@ package io.refpool.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,16 +41,18 @@ class ReaderBiasedSharedMutexBiasTest {
         revokeTaking100Ticks(false); // ended at 1100: off until 2000
         now.set(1_999);
         assertFalse(lock.tryLockShared(), "inside the window the biased try fails at once");
-        Guard word = lock.tryLockSharedUnbiased();
-        assertNotNull(word, "and the word takes the reader");
+        assertTrue(lock.tryLockSharedUnbiased(), "and the word takes the reader");
         assertEquals(1, lock.readers());
-        word.close();
+        lock.unlockSharedUnbiased();
         assertEquals(0, lock.readers());
+        IllegalStateException extra = assertThrows(IllegalStateException.class, lock::unlockSharedUnbiased);
+        assertTrue(extra.getMessage().contains("ReaderBiasedSharedMutex"), extra.getMessage());
+        assertEquals(0, lock.readers(), "an extra give-back is refused and changes nothing");
 
         now.set(2_000);
         assertTrue(lock.tryLockShared(), "the first reader after the window turns the bias back on");
         assertTrue(lock.isBiased());
-        assertNull(lock.tryLockSharedUnbiased(), "no word hold while biased");
+        assertFalse(lock.tryLockSharedUnbiased(), "no word hold while biased");
         lock.unlockShared();
     }
 
@@ -59,14 +60,13 @@ class ReaderBiasedSharedMutexBiasTest {
     void aWriterInsideTheWindowWaitsForWordReadersAndRevokesNothing() {
         revokeTaking100Ticks(false);
         now.set(1_500);
-        Guard word = lock.tryLockSharedUnbiased();
-        assertNotNull(word);
+        assertTrue(lock.tryLockSharedUnbiased());
         assertFalse(lock.tryLock(), "a word reader keeps the writer out");
         CompletableFuture<Guard> writer = lock.acquire().toCompletableFuture();
         assertFalse(writer.isDone());
-        assertNull(lock.tryLockSharedUnbiased(), "a waiting writer keeps new word readers out");
+        assertFalse(lock.tryLockSharedUnbiased(), "a waiting writer keeps new word readers out");
         now.set(1_900);
-        word.close(); // the word's queue grants the writer
+        lock.unlockSharedUnbiased(); // the word's queue grants the writer
         writer.join().close();
         now.set(2_000);
         assertTrue(lock.tryLockShared(), "the window is still the first revocation's: nothing re-timed");
@@ -125,10 +125,9 @@ class ReaderBiasedSharedMutexBiasTest {
         lock.setBiasPolicy(Boolean.FALSE);
         now.set(Long.MAX_VALUE / 2);
         assertFalse(lock.tryLockShared(), "no window ends a forced-off bias");
-        Guard word = lock.tryLockSharedUnbiased();
-        assertNotNull(word);
+        assertTrue(lock.tryLockSharedUnbiased());
         assertFalse(lock.tryLock());
-        word.close();
+        lock.unlockSharedUnbiased();
         assertTrue(lock.tryLock());
         lock.unlock();
 

@@ -58,9 +58,6 @@ public class ReaderBiasedSharedMutexLincheckTest {
     /** Holds on the underlying word, taken while the bias was off ({@code tryLockSharedUnbiased}). */
     private final AtomicInteger wordHolds = new AtomicInteger();
 
-    /** The one guard every word hold shares, once one was taken. */
-    private volatile Guard wordGuard;
-
     /** A clock that moves one tick per read: deterministic, so inhibit windows open and close. */
     private final AtomicLong ticks = new AtomicLong();
 
@@ -82,10 +79,8 @@ public class ReaderBiasedSharedMutexLincheckTest {
             sharedHolds.incrementAndGet();
             return;
         }
-        Guard word = lock.tryLockSharedUnbiased(); // the bias is off after a revocation
-        if (word != null) {
+        if (lock.tryLockSharedUnbiased()) { // the bias is off after a revocation
             check(writersInside.get() == 0, "a word reader entered while a writer holds: " + lock);
-            wordGuard = word;
             wordHolds.incrementAndGet();
         }
     }
@@ -100,7 +95,7 @@ public class ReaderBiasedSharedMutexLincheckTest {
         }
         int words = wordHolds.get();
         if (words > 0 && wordHolds.compareAndSet(words, words - 1)) {
-            wordGuard.close();
+            lock.unlockSharedUnbiased();
         }
     }
 

@@ -81,13 +81,13 @@ class ReaderBiasedSharedMutexRaceTest {
         Guard exclusive = observed.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
         assertSame(reader.thread, grantedOn.get(), "the reader backing out granted the writer");
         assertFalse(lock.tryLockShared(), "no reader while the writer holds");
-        assertSame(null, lock.tryLockSharedUnbiased(), "nor through the word");
+        assertFalse(lock.tryLockSharedUnbiased(), "nor through the word");
         exclusive.close();
-        Guard plain = lock.tryLockShared() ? null : lock.tryLockSharedUnbiased();
-        if (plain != null) {
-            plain.close(); // still inside the inhibit window
-        } else {
+        if (lock.tryLockShared()) {
             lock.unlockShared();
+        } else {
+            assertTrue(lock.tryLockSharedUnbiased(), "still inside the inhibit window: through the word");
+            lock.unlockSharedUnbiased();
         }
         assertEquals(0, lock.readers());
     }
@@ -123,8 +123,7 @@ class ReaderBiasedSharedMutexRaceTest {
     void aDrainCancelledBeforeItIsPublishedNeverHidesTheNextWritersDrain() throws Exception {
         assertTrue(lock.tryLockShared()); // the reader both writers wait for
         lock.setBiasPolicy(Boolean.FALSE);
-        Guard word = lock.tryLockSharedUnbiased(); // holds the lock's word, so the first writer queues
-        assertTrue(word != null);
+        assertTrue(lock.tryLockSharedUnbiased()); // holds the lock's word, so the first writer queues
         lock.setBiasPolicy(null);
         CompletableFuture<Guard> first = lock.acquire().toCompletableFuture();
         assertFalse(first.isDone());
@@ -132,7 +131,7 @@ class ReaderBiasedSharedMutexRaceTest {
         Pause pause = new Pause(Point.DRAIN_PUBLISHING);
         lock.hooks = pause::at;
         Forked<Void> granter = unstarted("granter", () -> {
-            word.close(); // grants the first writer here, which finds the reader
+            lock.unlockSharedUnbiased(); // grants the first writer here, which finds the reader
             return null;
         });
         pause.who.set(granter.thread);

@@ -86,6 +86,12 @@ abstract class Gate {
     static final class Shared extends Gate {
         private final ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
 
+        /**
+         * The guard of every hold taken with {@link #tryEnterUnbiased}: one object, since the pool
+         * closes each such guard exactly once ({@link GateWaits#leave}), so nothing is allocated.
+         */
+        private final Guard wordHold = lock::unlockSharedUnbiased;
+
         @Override
         boolean tryEnter(boolean exclusive) {
             return exclusive ? lock.tryLock() : lock.tryLockShared();
@@ -93,7 +99,7 @@ abstract class Gate {
 
         @Override
         Guard tryEnterUnbiased(boolean exclusive) {
-            return exclusive ? null : lock.tryLockSharedUnbiased();
+            return !exclusive && lock.tryLockSharedUnbiased() ? wordHold : null;
         }
 
         @Override

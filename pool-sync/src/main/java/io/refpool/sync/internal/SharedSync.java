@@ -48,9 +48,18 @@ public final class SharedSync extends WaiterQueue {
 
     private final int maxReaders;
 
+    /** The public class built on this lock, as messages name it. */
+    private final String name;
+
     public SharedSync(int maxReaders) {
+        this(maxReaders, "AsyncSharedMutex");
+    }
+
+    /** A lock named {@code name} in its messages: the public class built on it. */
+    public SharedSync(int maxReaders, String name) {
         super(0L);
         this.maxReaders = maxReaders;
+        this.name = name;
     }
 
     public int readers() {
@@ -184,6 +193,6 @@ public final class SharedSync extends WaiterQueue {
 
     @Override
     protected String describe() {
-        return "AsyncSharedMutex";
+        return name;
     }
 }
