@@ -17,8 +17,33 @@ class ClosedPoolRefusalNamesTheCallTest {
                 .maxObjects(2)
                 .name("engines")
                 .build();
+        Object kept = new Object();
+        Handle<Object> open = pool.attached(() -> pool.acquire("h")); // left open across the close
         pool.close();
         Duration second = Duration.ofSeconds(1);
+        assertEquals(
+                "call('k') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, () -> pool.call("k", value -> value))
+                        .getMessage());
+        assertEquals(
+                "call('k') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, () -> pool.run("k", value -> {}))
+                        .getMessage());
+        assertEquals(
+                "invalidate('k') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, () -> pool.invalidate("k"))
+                        .getMessage());
+        assertEquals(
+                "invalidate('k') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, () -> pool.invalidate("k", kept))
+                        .getMessage());
+        assertEquals(
+                "call('h') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, () -> open.call(value -> value))
+                        .getMessage());
+        assertEquals(
+                "invalidate('h') on closed pool 'engines'",
+                assertThrows(PoolClosedException.class, open::invalidate).getMessage());
         assertEquals(
                 "acquire('k', PT1S) on closed pool 'engines'",
                 assertThrows(PoolClosedException.class, () -> pool.acquire("k", second))

@@ -35,6 +35,9 @@ import java.util.function.Supplier;
  * release, whose continuation runs on this thread, finds the thread detached.
  */
 final class Attacher<K, V> {
+    /** The key of a closure on no key ({@link #enterClosure(String)}). */
+    private static final Object NO_KEY = new Object();
+
     /** The attach-side check of the release queue: {@link DeferredReleases#applyIfDirty}. */
     @FunctionalInterface
     interface PendingReleases {
@@ -98,6 +101,13 @@ final class Attacher<K, V> {
     private void checkOpen(String operation) {
         if (pool.isClosed()) {
             throw new PoolClosedException(pool.onClosedPool(operation));
+        }
+    }
+
+    /** {@link #checkOpen(String)} of {@code name(key)}, the key described only if refused. */
+    private void checkOpen(String name, Object key) {
+        if (pool.isClosed()) {
+            throw new PoolClosedException(pool.onClosedPool(name + "(" + Keys.describe(key) + ")"));
         }
     }
 
@@ -227,11 +237,19 @@ final class Attacher<K, V> {
      * @return the calling thread's state, at the closure's level ({@code s.depth})
      */
     AttachState enterClosure(String operation) {
+        return enterClosure(operation, NO_KEY);
+    }
+
+    /**
+     * {@link #enterClosure(String)} for the operation {@code name} on {@code key}: a closed pool
+     * refuses {@code name(key)}.
+     */
+    AttachState enterClosure(String name, Object key) {
         AttachState s = states.get();
         if (s.depth > 0) {
             s.depth++; // the level has no scope object: a nested attach inside uses the slot above
         } else {
-            enterClosureOutermost(s, operation);
+            enterClosureOutermost(s, name, key);
         }
         try {
             applyIfDirty(s);
@@ -242,8 +260,12 @@ final class Attacher<K, V> {
         return s;
     }
 
-    private void enterClosureOutermost(AttachState s, String operation) {
-        checkOpen(operation);
+    private void enterClosureOutermost(AttachState s, String operation, Object key) {
+        if (key == NO_KEY) {
+            checkOpen(operation);
+        } else {
+            checkOpen(operation, key);
+        }
         Guard guard = gates.enter(CancellationToken.none(), false, false);
         if (pool.isClosed()) {
             gates.leave(guard, false);

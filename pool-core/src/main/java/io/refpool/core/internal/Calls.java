@@ -78,7 +78,7 @@ public final class Calls<K, V> {
     public <T, E extends Exception> T call(K key, PoolFunction<? super V, ? extends T, E> fn) throws E {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(fn, "fn");
-        AttachState s = attacher.enterClosure("call()");
+        AttachState s = attacher.enterClosure("call", key);
         int level = s.depth;
         try {
             if (leases != null) {

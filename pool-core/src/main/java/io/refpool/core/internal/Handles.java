@@ -253,7 +253,7 @@ final class Handles<K, V> {
      * holds one (an {@code IllegalStateException} if another thread closed it meanwhile).
      */
     <T, E extends Exception> T call(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
-        AttachState s = attacher.enterClosure("call()");
+        AttachState s = attacher.enterClosure("call", entry.key);
         int level = s.depth;
         try {
             // a reference of the call's own, as a section's: a close of the handle meanwhile (on

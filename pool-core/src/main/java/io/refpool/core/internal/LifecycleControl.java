@@ -106,7 +106,7 @@ public final class LifecycleControl<K, V> {
      */
     public boolean invalidate(K key) {
         Objects.requireNonNull(key, "key");
-        AttachState s = attacher.enterClosure("invalidate()");
+        AttachState s = attacher.enterClosure("invalidate", key);
         int level = s.depth;
         try {
             Entry<K, V> entry = slots.entry(key);
@@ -126,7 +126,7 @@ public final class LifecycleControl<K, V> {
     public boolean invalidate(K key, V object) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(object, "object");
-        AttachState s = attacher.enterClosure("invalidate()");
+        AttachState s = attacher.enterClosure("invalidate", key);
         int level = s.depth;
         try {
             Entry<K, V> entry = slots.entry(key);
@@ -148,7 +148,7 @@ public final class LifecycleControl<K, V> {
 
     /** {@link #retireHeld(Entry)} with {@code cause}: also the retirement an interrupter asked for. */
     boolean retireHeld(Entry<K, V> entry, DisposalCause cause) {
-        AttachState s = attacher.enterClosure("invalidate()");
+        AttachState s = attacher.enterClosure("invalidate", entry.key);
         int level = s.depth;
         try {
             return retire(entry, s, cause);
