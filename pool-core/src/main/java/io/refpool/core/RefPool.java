@@ -1297,8 +1297,10 @@ public final class RefPool<K, V> implements AutoCloseable {
          * traffic, unless the configurer sets one, and the cache's maintenance runs on the thread
          * that wrote to it, unless the configurer sets an executor). Evicted objects are disposed,
          * attached. The
-         * configurer must not set an eviction listener. Default: no idle cache; objects are disposed
-         * at count zero.
+         * configurer must not set an eviction listener (refused). A removal listener it sets is told
+         * of the pool's objects as they leave the cache (evicted, invalidated, cleared, closed),
+         * which the pool disposes itself: it may record them, never dispose them. Default: no idle
+         * cache; objects are disposed at count zero.
          *
          * @param configurer configures the cache builder
          * @return this builder
