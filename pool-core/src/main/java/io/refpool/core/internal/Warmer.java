@@ -136,6 +136,10 @@ final class Warmer<K, V> {
                 }
                 made++;
             }
+            if (pool.isClosed()) { // during the last key's creation: what it made is disposed as CLOSED
+                throw new PoolClosedException("pool '" + pool.name() + "' closed during warmUp(keys), after " + made
+                        + " object(s) were made");
+            }
         } catch (Throwable failed) {
             failure = failed;
         }
