@@ -325,6 +325,7 @@ final class Acquirer<K, V> {
      */
     @SuppressWarnings("try") // the level is held, not used
     private Handle<V> acquireWithin(K key, Duration timeout) { // key and timeout checked by the caller
+        slots.refuseWaitingForItself(key); // a factory's, validator's or disposer's own key: at once, as untimed
         if (attacher.state().depth == 0) {
             return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
         }

@@ -386,6 +386,44 @@ final class SlotTable<K, V> {
     }
 
     /**
+     * Throws, as {@link #await} does, if this thread runs the creation, revive check or disposal of
+     * {@code key}'s object that an acquire of {@code key} would wait for: a timed acquire, which
+     * waits through its async form, would otherwise wait out its limit for itself.
+     */
+    @SuppressWarnings("unchecked")
+    void refuseWaitingForItself(K key) {
+        Slot slot = slots.get(key);
+        Creation<K, V> running = null;
+        if (slot instanceof Creation) {
+            running = (Creation<K, V>) slot;
+        } else if (slot instanceof Entry) {
+            Entry<K, V> entry = (Entry<K, V>) slot;
+            Creation<K, V> verdict = Entry.isChecking(entry.count()) ? entry.verdict() : null;
+            running = verdict != null ? verdict : entry.retirement;
+        }
+        if (running != null && running.runner == Thread.currentThread() && !running.isDone()) {
+            throw waitForItself(key, running);
+        }
+    }
+
+    /** {@return the refusal of an acquire of {@code key} on the thread running {@code creation}} */
+    private static IllegalStateException waitForItself(Object key, Creation<?, ?> creation) {
+        return new IllegalStateException(
+                creation.retirement
+                        ? "acquire(" + Keys.describe(key)
+                                + ") on the thread that is disposing that key's object (from a"
+                                + " disposer of this thread's disposal loop): the key's next object is created only after"
+                                + " the disposer returns, so it would wait for itself"
+                        : creation.check
+                                ? "acquire(" + Keys.describe(key)
+                                        + ") on the thread that is checking that key's idle object (the"
+                                        + " validator acquired its own key): it would wait for itself"
+                                : "acquire(" + Keys.describe(key)
+                                        + ") on the thread that is creating that key's object (the"
+                                        + " factory acquired its own key): it would wait for itself");
+    }
+
+    /**
      * Waits for another thread's creation of {@code key}, detached: the creator may need the gate
      * (a factory that re-attaches after blocking work in {@code detached()}), so nobody waits for a
      * creation while holding it, except a section holder in the shared modes, which never waits for
@@ -396,19 +434,7 @@ final class SlotTable<K, V> {
      */
     void await(K key, Creation<K, V> creation, AttachState s) {
         if (creation.runner == Thread.currentThread()) {
-            throw new IllegalStateException(
-                    creation.retirement
-                            ? "acquire(" + Keys.describe(key)
-                                    + ") on the thread that is disposing that key's object (from a"
-                                    + " disposer of this thread's disposal loop): the key's next object is created only after"
-                                    + " the disposer returns, so it would wait for itself"
-                            : creation.check
-                                    ? "acquire(" + Keys.describe(key)
-                                            + ") on the thread that is checking that key's idle object (the"
-                                            + " validator acquired its own key): it would wait for itself"
-                                    : "acquire(" + Keys.describe(key)
-                                            + ") on the thread that is creating that key's object (the"
-                                            + " factory acquired its own key): it would wait for itself");
+            throw waitForItself(key, creation);
         }
         if (!creation.isDone()) {
             if (!attacher.isGlobal() && attacher.sectionHeldBy() != null) {
