@@ -409,10 +409,12 @@ class PoolModelPropertyTest {
             }
             Session session = handle.get();
             boolean created = object == null || object.session != session;
-            held.add(new Held(handle, open(key, object, session)));
+            ModelObject opened = open(key, object, session);
+            held.add(new Held(handle, opened));
             if (mode == AttachMode.GLOBAL && created) {
                 // the factory ran with the gate given up: waiters granted a permit ran meanwhile; one
-                // for this key found the creation, waited for it, and queued at the gate again
+                // for this key found the creation, waited for it, and shares the new object when it
+                // is published, its permit not needed: that goes to the line
                 List<Waiter> forThisKey = new ArrayList<>();
                 granted.removeIf(waiter -> waiter.key.equals(key) && forThisKey.add(waiter));
                 if (!forThisKey.isEmpty()) {
@@ -421,7 +423,12 @@ class PoolModelPropertyTest {
                 holdingGate = false;
                 runGrantedWaiters();
                 holdingGate = true;
-                granted.addAll(forThisKey);
+                for (Waiter waiter : forThisKey) {
+                    opened.refs++;
+                    waiter.served = opened;
+                    served.add(waiter);
+                    permitFreed();
+                }
             }
         }
 

@@ -490,11 +490,12 @@ final class Acquirer<K, V> {
             if (result instanceof Creation) {
                 // single flight: a failed creation fails its async waiters too; one that made
                 // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
-                CompletionStage<Throwable> created = ((Creation<K, V>) result).handle((entry, failure) -> failure);
+                CompletionStage<Object> created =
+                        ((Creation<K, V>) result).handle((entry, failure) -> failure != null ? failure : entry);
                 return untilCancelled(created, token, key)
-                        .thenCompose(failure -> failure == null
-                                ? acquireWithPermit(key, token, permit)
-                                : CompletableFuture.failedFuture(failure));
+                        .thenCompose(outcome -> outcome instanceof Throwable
+                                ? CompletableFuture.failedFuture((Throwable) outcome)
+                                : shareOrAttempt((Entry<K, V>) outcome, key, token, permit));
             }
             return capacity.waitInLine(key, token, new Capacity.Exits<>() {
                 @Override
@@ -513,6 +514,28 @@ final class Acquirer<K, V> {
                 }
             });
         });
+    }
+
+    /**
+     * After the creation an async acquire waited for: shares {@code made}, the object it published,
+     * at once if it is still live, as an attached waiter does; otherwise (it made nothing, or its
+     * object reached zero meanwhile) attempts again through the gate. Taking the reference at once
+     * matters where the gate is busy: in {@code GLOBAL} mode the creator's caller holds it, and by
+     * the time this waiter got it the object could have reached zero and gone to another key's
+     * capacity waiter, leaving this one to make the key a third time.
+     */
+    private CompletionStage<Entry<K, V>> shareOrAttempt(
+            Entry<K, V> made, K key, CancellationToken token, Guard permit) {
+        if (made != null && made.retainIfLive() > 0) {
+            if (!made.isRetired()) {
+                if (permit != null) {
+                    permit.close(); // held for a creation another thread made
+                }
+                return CompletableFuture.completedStage(made);
+            }
+            handles.release(made, null); // retired meanwhile: as the first look does
+        }
+        return acquireWithPermit(key, token, permit);
     }
 
     /** Fails {@code stage}'s copy with a {@link CancellationException} when {@code token} is cancelled first. */
