@@ -230,6 +230,26 @@ class CapacityWaiterRacesTest {
         scene.closeAll(served);
     }
 
+    /**
+     * The same in a pool that checks revived objects: the waiter cannot take the idle object
+     * unchecked when it looks, and it is revived for it through its check instead of being
+     * reclaimed for the waiter's own permit and made again.
+     */
+    @Test
+    void anObjectIdledBeforeAWaiterForItsKeyIsCountedGoesToThatWaiterThroughItsCheck() throws Exception {
+        Scene scene = new Scene(true);
+        scene.makeKeyWhileTheWaiterJoins();
+        Session object = scene.k.get();
+        scene.pool.runAttached(scene.k::close); // nobody in line yet: "k" idles
+        scene.joining.proceed();
+        scene.queued.awaitArrival();
+        scene.queued.proceed();
+        scene.waiter.join();
+        Handle<Session> served = scene.served();
+        assertSame(object, served.get(), "the waiter for k gets k itself, checked, not a re-made k");
+        scene.closeAll(served);
+    }
+
     @Test
     void anAcquireOfAKeyWhoseObjectLeftItsSlotFindsThatObjectsPermitFree() throws Exception {
         Engine engine = new Engine();

@@ -512,6 +512,16 @@ final class Acquirer<K, V> {
                 public void giveBack(Entry<K, V> served) {
                     handles.release(served, null);
                 }
+
+                @Override
+                public Entry<K, V> reviveIdle(K k) {
+                    Entry<K, V> idle = slots.entry(k);
+                    if (idle == null || idle.count() != 0) {
+                        return null;
+                    }
+                    Attempt revived = slots.attempt(k, attacher.state(), null);
+                    return revived instanceof Entry ? (Entry<K, V>) revived : null;
+                }
             });
         });
     }

@@ -97,6 +97,13 @@ final class Capacity<K, V> {
 
         /** Gives back a reference taken for a waiter whose wait ended meanwhile, from any thread. */
         void giveBack(Entry<K, V> entry);
+
+        /**
+         * Attached: revives the key's idle object through its check, for a waiter of that key.
+         *
+         * @return the entry, a reference taken for the waiter, or {@code null} if it has none idle
+         */
+        Entry<K, V> reviveIdle(K key);
     }
 
     private final PoolState pool;
@@ -347,6 +354,14 @@ final class Capacity<K, V> {
             attacher.attachAsync(CancellationToken.none(), false, attachment -> {
                 if (leased) {
                     reclaimer.endLeases(attacher.state());
+                }
+                if (checked && waiter.isWaiting()) {
+                    // its own key's object idled before it was counted, which it could not take
+                    // unchecked above: revived for it through its check, never reclaimed for it
+                    Entry<K, V> own = exits.reviveIdle(key);
+                    if (own != null && !serve(waiter, own)) {
+                        exits.giveBack(own);
+                    }
                 }
                 while (waiters() > 0 && reclaimer.reclaimOneIdle()) {
                     // the permit of each disposed object went to the head waiter
