@@ -69,6 +69,19 @@ class CapacityWaiterRacesTest {
             }
         }
 
+        /**
+         * {@return "k"'s object, made and idled while the waiter stops before joining the line},
+         * the waiter then counted in line and held before it looks at its key
+         */
+        Session keyIdledBeforeTheWaiterIsCounted() throws Exception {
+            makeKeyWhileTheWaiterJoins();
+            Session object = k.get();
+            pool.runAttached(k::close); // nobody in line yet: "k" idles
+            joining.proceed();
+            queued.awaitArrival();
+            return object;
+        }
+
         /** {@return a thread that acquires "k" attached, stopped once it claimed the idle object for its check} */
         Forked<Handle<Session>> checkerHeldAtItsClaim() throws Exception {
             Forked<Handle<Session>> checker = unstarted("checker", () -> pool.attached(() -> pool.acquire("k")));
@@ -198,11 +211,7 @@ class CapacityWaiterRacesTest {
     @Test
     void aWaiterThatLookedWhileARevivalCheckedItsObjectSharesItOnceTheCheckPasses() throws Exception {
         Scene scene = new Scene(true);
-        scene.makeKeyWhileTheWaiterJoins();
-        Session object = scene.k.get();
-        scene.pool.runAttached(scene.k::close); // nobody in line yet: "k" idles
-        scene.joining.proceed();
-        scene.queued.awaitArrival();
+        Session object = scene.keyIdledBeforeTheWaiterIsCounted();
         Forked<Handle<Session>> checker = scene.checkerHeldAtItsClaim();
 
         scene.waiterLooksThenTheCheckPasses(checker, object); // it found the object being checked, nothing idle
@@ -238,11 +247,7 @@ class CapacityWaiterRacesTest {
     @Test
     void anObjectIdledBeforeAWaiterForItsKeyIsCountedGoesToThatWaiterThroughItsCheck() throws Exception {
         Scene scene = new Scene(true);
-        scene.makeKeyWhileTheWaiterJoins();
-        Session object = scene.k.get();
-        scene.pool.runAttached(scene.k::close); // nobody in line yet: "k" idles
-        scene.joining.proceed();
-        scene.queued.awaitArrival();
+        Session object = scene.keyIdledBeforeTheWaiterIsCounted();
         scene.queued.proceed();
         scene.waiter.join();
         Handle<Session> served = scene.served();
