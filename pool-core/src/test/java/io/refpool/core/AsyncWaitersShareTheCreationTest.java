@@ -13,7 +13,6 @@ import io.refpool.testkit.TestKit.Forked;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -64,30 +63,5 @@ class AsyncWaitersShareTheCreationTest {
             TestKit.eventually().until(() -> pool.stats().capacityWaiters() == 1); // "c" in line
             made.countDown();
         });
-    }
-
-    /**
-     * The same after a revive check that refused "k"'s idle object: the requests wait for its
-     * verdict (the check keeps the gate, so "c" joins the line while the new "k" is made).
-     */
-    @Test
-    void anAsyncRequestWaitingForARefusedChecksVerdictSharesTheNewObject() throws Exception {
-        CountDownLatch checking = new CountDownLatch(1);
-        CountDownLatch verdict = new CountDownLatch(1);
-        AtomicInteger checks = new AtomicInteger();
-        RefPool<String, Session> pool = engine.build(engine.builder()
-                .attachMode(AttachMode.GLOBAL)
-                .maxObjects(2)
-                .idle(cache -> cache.maximumSize(10))
-                .validator((String key, Session session) -> {
-                    if (checks.incrementAndGet() == 1) {
-                        checking.countDown();
-                        TestKeyedPoolFixtures.awaitLatch(verdict);
-                        return false;
-                    }
-                    return true;
-                }));
-        pool.call("k", session -> session); // idle now: the next call revives it through the check
-        requestForKSharesTheNewObject(pool, checking, verdict::countDown);
     }
 }
