@@ -60,6 +60,11 @@ final class RunControl<K, V> {
     /** The calls running now, for a bounded close; {@code null} without an interrupter. */
     private final Set<Run> running;
     /**
+     * The runs whose interrupter is running now, whatever their call does meanwhile: a call whose
+     * function returned has left {@link #running} and waits for its interrupter.
+     */
+    private final Set<Run> interrupting;
+    /**
      * Set by a bounded close at its limit, before it interrupts the runs it finds: a call whose run
      * registers after that (it was still in its waits at the limit) never starts its function.
      */
@@ -75,6 +80,7 @@ final class RunControl<K, V> {
         this.interrupter = interrupter;
         this.hooks = hooks;
         this.running = interrupter == null ? null : ConcurrentHashMap.newKeySet();
+        this.interrupting = interrupter == null ? null : ConcurrentHashMap.newKeySet();
     }
 
     /** {@return the control for these settings, or {@code null} if neither option is set} */
@@ -309,7 +315,7 @@ final class RunControl<K, V> {
             return false;
         }
         Thread me = Thread.currentThread();
-        for (Run run : running) { // a run stays listed until its call, which waits for the interrupter, ends
+        for (Run run : interrupting) {
             if (run.interruptedBy == me) {
                 return true;
             }
@@ -382,9 +388,16 @@ final class RunControl<K, V> {
                 return;
             }
             interruptedBy = Thread.currentThread();
-            Interrupter.Outcome result = interrupt(entry);
-            Interrupter.Outcome second = other == null ? null : interrupt(other);
-            interruptedBy = null;
+            interrupting.add(this);
+            Interrupter.Outcome result;
+            Interrupter.Outcome second;
+            try {
+                result = interrupt(entry);
+                second = other == null ? null : interrupt(other);
+            } finally {
+                interrupting.remove(this);
+                interruptedBy = null;
+            }
             outcome = result;
             otherOutcome = second;
             state.set(INTERRUPTED);
