@@ -410,8 +410,10 @@ final class Attacher<K, V> {
      */
     private <T> T suspend(AttachState s, Supplier<T> work) {
         boolean exclusive = s.exclusive;
+        boolean asyncStep = s.asyncStep; // an async step that gave the gate up keeps none meanwhile
         Guard held = s.guard;
         int depth = s.suspend();
+        s.asyncStep = false;
         // inside a continuation, the waiter this grants is told now: work may block in ways the
         // gate's queue cannot see (a creation, a latch), and that waiter owns the gate meanwhile.
         // What this thread deferred before stays deferred, for the continuation's end
@@ -427,6 +429,7 @@ final class Attacher<K, V> {
                 }
             } finally {
                 s.resume(this, depth, exclusive, gates.enter(CancellationToken.none(), exclusive, true));
+                s.asyncStep = asyncStep;
             }
         }
     }
