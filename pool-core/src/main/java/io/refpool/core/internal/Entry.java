@@ -312,7 +312,8 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
     /**
      * Ends this thread's check: the count becomes 1 (passed, the reference is the caller's) or
      * {@code DISPOSED} (failed, the caller disposes it with {@code failure}), then the acquirers
-     * waiting for the verdict look again. Strays of failed retains are kept: an add, not a set.
+     * waiting for the verdict look again; a passed check's verdict carries this entry, which an
+     * async waiter shares at once while it is live. Strays of failed retains are kept: an add, not a set.
      */
     void endCheck(DisposalCause failure) {
         Creation<K, V> pending = verdict();
@@ -324,7 +325,7 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
             COUNT.getAndAdd(this, DISPOSED - CHECKING);
         }
         VERDICT.setVolatile(this, (Creation<K, V>) null);
-        pending.complete(null);
+        pending.complete(failure == null ? this : null); // passed: its async waiters share it at once
     }
 
     /**
