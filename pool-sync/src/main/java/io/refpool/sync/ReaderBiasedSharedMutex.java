@@ -425,6 +425,8 @@ public final class ReaderBiasedSharedMutex {
             }
             Thread.currentThread().interrupt(); // the grant won: keep the interrupt for the caller
             return wait.result.join();
+        } catch (CancellationException e) { // the token ended the drain; from JDK 23 get() wraps its exception
+            throw e.getCause() instanceof CancellationException named ? named : e;
         } catch (ExecutionException e) { // never: the drain fails only with a CancellationException
             throw new CompletionException(e.getCause());
         }

@@ -352,4 +352,29 @@ class ReaderBiasedSharedMutexRaceTest {
         assertTrue(lock.tryLock());
         lock.unlock();
     }
+
+    /**
+     * A blocking writer whose token ends its wait for the readers throws a cancellation naming the
+     * lock, as every blocking wait of the module does; from JDK 23 the drain's {@code get()} throws
+     * a new exception, "get", with the named one as its cause.
+     */
+    @Test
+    void aBlockingWriterWhoseTokenEndsItsWaitForReadersIsToldWhichLock() throws Exception {
+        ReaderBiasedSharedMutex lock = new ReaderBiasedSharedMutex();
+        assertTrue(lock.tryLockShared()); // a reader the writer waits for
+        CancellationSource source = new CancellationSource();
+        Forked<Void> writer = TestKit.forkRun(
+                "writer", () -> lock.acquireBlocking(source.token()).close());
+        awaitParked(writer.thread); // in the drain's wait
+
+        source.cancel();
+
+        CancellationException cancelled = assertInstanceOf(CancellationException.class, writer.joinFailure());
+        assertTrue(
+                cancelled.getMessage().contains("readers of ReaderBiasedSharedMutex"),
+                "message: " + cancelled.getMessage() + ", cause: " + cancelled.getCause());
+        lock.unlockShared();
+        assertTrue(lock.tryLock(), "the cancelled writer owns nothing");
+        lock.unlock();
+    }
 }
