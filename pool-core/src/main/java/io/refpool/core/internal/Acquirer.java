@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The acquire paths beyond the attached fast path: the synchronous attached acquire, which waits
@@ -224,8 +225,48 @@ final class Acquirer<K, V> {
                         + "' may hold are in use and none is idle; an"
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
             }
-            slots.await(key, (Creation<K, V>) attempt, s);
+            Entry<K, V> shared = awaitShared(key, (Creation<K, V>) attempt, s);
+            if (shared != null) {
+                return shared;
+            }
         }
+    }
+
+    /** What a waiter for a creation holds in its place: the reference taken for it, or that it left. */
+    private static final Object LEFT = new Object();
+
+    /**
+     * Waits for another thread's creation (or revive check) of {@code key} and shares what it made,
+     * live: the reference is taken when it ends, on the thread that ends it, which still holds the
+     * object. Taken once this thread is attached again it would be late: in {@code GLOBAL} mode the
+     * creator's caller keeps the gate meanwhile, and its release could bring the object to zero and
+     * hand its permit to another key's waiter in line, leaving this acquire without capacity.
+     *
+     * @return the object, a reference taken for the caller; or {@code null}: look again
+     */
+    @SuppressWarnings("unchecked")
+    private Entry<K, V> awaitShared(K key, Creation<K, V> creation, AttachState s) {
+        AtomicReference<Object> place = new AtomicReference<>();
+        try {
+            slots.await(
+                    key,
+                    creation,
+                    ended -> ended.thenAccept(made -> {
+                        if (made != null
+                                && made.retainIfLive() > 0
+                                && (made.isRetired() || !place.compareAndSet(null, made))) {
+                            handles.release(made, null); // retired meanwhile, or the waiter left: it goes back
+                        }
+                    }),
+                    s);
+        } catch (Throwable t) {
+            Object taken = place.getAndSet(LEFT);
+            if (taken != null) {
+                handles.release((Entry<K, V>) taken, s);
+            }
+            throw t;
+        }
+        return (Entry<K, V>) place.getAndSet(LEFT);
     }
 
     /**
@@ -481,21 +522,22 @@ final class Acquirer<K, V> {
      */
     @SuppressWarnings("unchecked")
     private CompletionStage<Entry<K, V>> acquireWithPermit(K key, CancellationToken token, Guard permit) {
-        CompletionStage<Attempt> attempt =
-                attacher.attachAsync(token, false, attachment -> slots.attempt(key, attacher.state(), permit));
+        CompletionStage<Object> attempt = attacher.attachAsync(token, false, attachment -> {
+            Attempt result = slots.attempt(key, attacher.state(), permit);
+            if (result instanceof Creation) {
+                // the wait for it is set up here, attached: the creation's end then shares its object
+                // on the creator's thread, which still holds it. Set up once the gate is left, that
+                // end could come first, and the object reach zero and go to another key's waiter
+                return afterCreation((Creation<K, V>) result, key, token, permit);
+            }
+            return result;
+        });
         return attempt.thenCompose(result -> {
             if (result instanceof Entry) {
                 return CompletableFuture.completedStage((Entry<K, V>) result);
             }
-            if (result instanceof Creation) {
-                // single flight: a failed creation fails its async waiters too; one that made
-                // nothing (it lacked capacity) lets them try again. The caller's token ends the wait.
-                CompletionStage<Object> created =
-                        ((Creation<K, V>) result).handle((entry, failure) -> failure != null ? failure : entry);
-                return untilCancelled(created, token, key)
-                        .thenCompose(outcome -> outcome instanceof Throwable
-                                ? CompletableFuture.failedFuture((Throwable) outcome)
-                                : shareOrAttempt((Entry<K, V>) outcome, key, token, permit));
+            if (result instanceof CompletionStage) {
+                return (CompletionStage<Entry<K, V>>) result;
             }
             return capacity.waitInLine(key, token, new Capacity.Exits<>() {
                 @Override
@@ -524,6 +566,21 @@ final class Acquirer<K, V> {
                 }
             });
         });
+    }
+
+    /**
+     * {@return the wait of an async acquire for {@code creation}}: single flight, a failed creation
+     * fails its async waiters too; one that made nothing (it lacked capacity) lets them try again.
+     * The caller's token ends the wait.
+     */
+    @SuppressWarnings("unchecked")
+    private CompletionStage<Entry<K, V>> afterCreation(
+            Creation<K, V> creation, K key, CancellationToken token, Guard permit) {
+        CompletionStage<Object> created = creation.handle((entry, failure) -> failure != null ? failure : entry);
+        return untilCancelled(created, token, key)
+                .thenCompose(outcome -> outcome instanceof Throwable
+                        ? CompletableFuture.failedFuture((Throwable) outcome)
+                        : shareOrAttempt((Entry<K, V>) outcome, key, token, permit));
     }
 
     /**

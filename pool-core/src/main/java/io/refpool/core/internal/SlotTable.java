@@ -9,10 +9,12 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The slot table: each key's one {@link Entry}, or the {@link Creation} under way, and single-flight
@@ -433,17 +435,26 @@ final class SlotTable<K, V> {
      * with the interrupt status set.
      */
     void await(K key, Creation<K, V> creation, AttachState s) {
+        await(key, creation, null, s);
+    }
+
+    /**
+     * {@link #await}, for {@code creation} and then {@code after} ({@code null}: none), a stage
+     * that runs when it ends: what the creation's end does for this waiter is done when this returns.
+     */
+    void await(K key, Creation<K, V> creation, Function<Creation<K, V>, CompletableFuture<?>> after, AttachState s) {
         if (creation.runner == Thread.currentThread()) {
             throw waitForItself(key, creation);
         }
-        if (!creation.isDone()) {
+        CompletableFuture<?> until = after == null ? creation : after.apply(creation);
+        if (!until.isDone()) {
             if (!attacher.isGlobal() && attacher.sectionHeldBy() != null) {
                 // a section holder never waits for the gate, which detached() would take back
                 // behind a stopTheWorld() that may wait for a reader of that section; in the shared
                 // modes the creator needs no gate back to publish, so this waits attached
-                awaitDone(key, creation);
+                awaitDone(key, creation, until);
             } else {
-                attacher.detached(s, () -> awaitDone(key, creation));
+                attacher.detached(s, () -> awaitDone(key, creation, until));
             }
         }
         if (creation.isCompletedExceptionally()) {
@@ -456,9 +467,9 @@ final class SlotTable<K, V> {
     }
 
     /** Parks until {@code creation} is done, however it ends; returns null, for a supplier. */
-    private Void awaitDone(K key, Creation<K, V> creation) {
+    private Void awaitDone(K key, Creation<K, V> creation, CompletableFuture<?> until) {
         try {
-            creation.get();
+            until.get();
         } catch (InterruptedException e) {
             throw Waits.interrupted(
                     "the " + creation.what() + " of the object of key " + Keys.describe(key) + " in pool '"
