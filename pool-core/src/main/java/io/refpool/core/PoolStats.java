@@ -19,8 +19,8 @@ import java.util.Objects;
  * value was true at some moment during the call.
  *
  * @param live objects with at least one open handle (or a pending decrement)
- * @param idle objects at count zero and not disposed: idle in the cache, or evicted from it and
- *     waiting for their disposal to be applied
+ * @param idle objects at count zero and not disposed: idle in the cache, under the validator's
+ *     revive check, or evicted from the cache and waiting for their disposal to be applied
  * @param pendingDecrements releases enqueued and not yet applied: decrements of handles closed
  *     off-attachment, and disposals of evicted idle objects
  * @param drains deferred-queue batches applied so far

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -192,6 +193,36 @@ class ReviveChecksTest {
         close(pool, handle);
         pool.close();
         assertEquals(DisposalCause.CLOSED, disposed.get(old));
+    }
+
+    /**
+     * An idle object under its revive check still exists and holds its permit: {@code stats()}
+     * counts it idle, as the metrics' readings do, and {@code liveKeys()} lists its key.
+     */
+    @Test
+    void anObjectUnderItsCheckIsCountedIdleAndItsKeyListed() throws Exception {
+        CountDownLatch checking = new CountDownLatch(1);
+        CountDownLatch verdict = new CountDownLatch(1);
+        RefPool<String, Object> pool = validated((key, value) -> {
+            checking.countDown();
+            verdict.await();
+            return true;
+        });
+        Object old = current(pool, "k");
+        Forked<Object> reviving = fork("reviving", () -> current(pool, "k"));
+        assertTrue(checking.await(BOUND.toSeconds(), TimeUnit.SECONDS));
+
+        PoolStats during = pool.stats();
+        Set<String> keys = pool.liveKeys();
+        long readingsIdle = pool.core().readings().idleNow();
+        verdict.countDown();
+        assertSame(old, reviving.join());
+
+        assertEquals(1, readingsIdle, "the readings count it idle");
+        assertEquals(0, during.live(), during.toString());
+        assertEquals(1, during.idle(), "stats() counts it idle too: " + during);
+        assertEquals(Set.of("k"), keys, "its key has an object");
+        pool.close();
     }
 
     @Test

@@ -203,7 +203,7 @@ final class PoolCounters {
                     int count = entry.count();
                     if (count > 0) {
                         liveAndIdle[0]++;
-                    } else if (count == 0) {
+                    } else if (count == 0 || Entry.isChecking(count)) { // under its revive check: idle till the verdict
                         liveAndIdle[1]++;
                     }
                 });

@@ -154,7 +154,8 @@ final class SlotTable<K, V> {
     Set<K> liveKeys() {
         Set<K> keys = new HashSet<>();
         forEachEntry(entry -> {
-            if (entry.count() >= 0) {
+            int count = entry.count();
+            if (count >= 0 || Entry.isChecking(count)) { // under its revive check: idle till the verdict
                 keys.add(entry.key);
             }
         });
