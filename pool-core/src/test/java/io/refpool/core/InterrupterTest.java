@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -311,7 +312,7 @@ class InterrupterTest {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
         CancellationException own = new CancellationException("the engine reports its stop as a cancellation");
         // a limit the function starts well within: it then runs until the interrupter stops it
-        CompletableFuture<String> call = pool.callAsync("k", Duration.ofSeconds(1), engine -> {
+        CompletableFuture<String> call = pool.callAsync("k", Duration.ofSeconds(2), engine -> {
                     try {
                         return engine.runaway();
                     } catch (EngineStopped stopped) {
@@ -324,6 +325,49 @@ class InterrupterTest {
         assertEquals(1, interrupts.get());
         assertEquals(0, pool.stats().timeouts(), "no wait timed out");
         pool.close();
+    }
+
+    /**
+     * A caller that settles the stage of a timed {@code callAsync} itself, with a fallback as
+     * {@code completeOnTimeout} gives, ends the call's waits as the token form does: the running
+     * function is not interrupted for it (here the interrupter would retire a healthy object).
+     */
+    @Test
+    void aCallerSettlingATimedCallAsyncDoesNotInterruptItsFunction() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);
+        Engine engine = pool.call("k", value -> value);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        CompletableFuture<String> call = pool.callAsync("k", Duration.ofSeconds(BOUND_SECONDS), value -> {
+                    running.countDown();
+                    assertTrue(mayReturn.await(BOUND_SECONDS, TimeUnit.SECONDS));
+                    return "late";
+                })
+                .toCompletableFuture();
+        assertTrue(running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(call.complete("fallback"));
+        assertEquals(0, interrupts.get(), "interrupted on " + interruptedOn.get());
+        mayReturn.countDown();
+        pool.flush();
+        assertSame(engine, pool.call("k", value -> value), "kept: no limit passed");
+        assertFalse(disposed.containsKey(engine));
+        pool.close();
+    }
+
+    /** The function of such a call still has its limit: a runaway is interrupted when it passes. */
+    @Test
+    void aFunctionWhoseCallerSettledTheStageIsStillInterruptedAtItsLimit() throws Exception {
+        RefPool<String, Engine> pool = pool(Interrupter.Outcome.KEEP);
+        Engine engine = pool.call("k", value -> value);
+        CompletableFuture<String> call =
+                pool.callAsync("k", Duration.ofSeconds(1), Engine::runaway).toCompletableFuture();
+        assertTrue(engine.running.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(call.complete("fallback"));
+        Awaitility.await("the interrupter at the limit")
+                .atMost(BOUND_SECONDS, TimeUnit.SECONDS)
+                .until(() -> interrupts.get() == 1);
+        pool.close();
+        assertEquals(DisposalCause.CLOSED, disposed.get(engine));
     }
 
     @Test

@@ -112,7 +112,13 @@ public final class AsyncCalls<K, V> {
         PoolFunction<? super V, ? extends T, ? extends Exception> timed = boundsFunction
                 ? value -> {
                     started.set(true);
-                    return fn.apply(value);
+                    try {
+                        return fn.apply(value);
+                    } finally {
+                        if (limit != null) {
+                            limit.close(); // the function's own end disarms it, whoever settled the stage
+                        }
+                    }
                 }
                 : value -> {
                     started.set(true);
@@ -123,8 +129,8 @@ public final class AsyncCalls<K, V> {
                 this.<T>callAsync(key, timer.token(), timed, fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
-            if (limit != null) {
-                limit.close();
+            if (limit != null && !started.get()) {
+                limit.close(); // the function never ran; one that runs still has its limit
             }
             boolean fired = timer.token().isCancellationRequested() && !started.get();
             timer.close();
@@ -139,9 +145,10 @@ public final class AsyncCalls<K, V> {
             result.completeExceptionally(
                     fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
         });
-        // settled by the caller (a cancel, or a value of its own): end the waits; the outcome above
-        // is ignored. Settled from the call's own outcome, the call is over and this ends nothing
-        result.whenComplete((value, failure) -> timer.cancel());
+        // settled by the caller (a cancel, or a value of its own): the call's waits end, as in the
+        // token form, and a function already running is not interrupted for it, only by its limit;
+        // the outcome above is ignored. Settled from the call's own outcome, this ends nothing
+        result.whenComplete((value, failure) -> calling.cancel(false));
         if (!boundsFunction && !calling.isDone()) {
             try {
                 Waits.arm(timer, timeout);
