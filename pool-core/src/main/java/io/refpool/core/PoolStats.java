@@ -53,7 +53,7 @@ public record PoolStats(
 
     /**
      * Creates a snapshot; pools create these, users read them. Every cause gets a count, zero if
-     * {@code evictionsByCause} has none for it.
+     * its map has none for it (or maps it to {@code null}).
      *
      * @param live objects with at least one open handle (or a pending decrement)
      * @param idle objects at count zero and not disposed
@@ -71,20 +71,19 @@ public record PoolStats(
      * @throws NullPointerException if {@code evictionsByCause} or {@code disposalsByCause} is null
      */
     public PoolStats {
-        EnumMap<EvictionCause, Long> copy = new EnumMap<>(EvictionCause.class);
-        for (EvictionCause cause : EvictionCause.values()) {
-            copy.put(
-                    cause,
-                    Objects.requireNonNull(evictionsByCause, "evictionsByCause").getOrDefault(cause, 0L));
+        evictionsByCause = everyCause(EvictionCause.class, evictionsByCause, "evictionsByCause");
+        disposalsByCause = everyCause(DisposalCause.class, disposalsByCause, "disposalsByCause");
+    }
+
+    /** {@return {@code counts} with every cause of {@code causes}, an unmodifiable copy} */
+    private static <C extends Enum<C>> Map<C, Long> everyCause(Class<C> causes, Map<C, Long> counts, String name) {
+        Objects.requireNonNull(counts, name);
+        EnumMap<C, Long> copy = new EnumMap<>(causes);
+        for (C cause : causes.getEnumConstants()) {
+            Long count = counts.get(cause);
+            copy.put(cause, count == null ? Long.valueOf(0) : count);
         }
-        evictionsByCause = Collections.unmodifiableMap(copy);
-        EnumMap<DisposalCause, Long> disposed = new EnumMap<>(DisposalCause.class);
-        for (DisposalCause cause : DisposalCause.values()) {
-            disposed.put(
-                    cause,
-                    Objects.requireNonNull(disposalsByCause, "disposalsByCause").getOrDefault(cause, 0L));
-        }
-        disposalsByCause = Collections.unmodifiableMap(disposed);
+        return Collections.unmodifiableMap(copy);
     }
 
     /**

@@ -18,7 +18,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -35,6 +37,20 @@ import org.junit.jupiter.api.Test;
  * {@code io.refpool.AttachWait}, {@code io.refpool.Leak}) are recorded.
  */
 class PoolStatsTest {
+    /** A map that gives a cause a null count reads as zero for it, not as a failure at the read. */
+    @Test
+    void aCauseMappedToNullCountsZero() {
+        Map<EvictionCause, Long> evictions = new HashMap<>();
+        evictions.put(EvictionCause.SIZE, null);
+        evictions.put(EvictionCause.EXPIRED, 2L);
+        Map<DisposalCause, Long> disposals = new HashMap<>();
+        disposals.put(DisposalCause.CLOSED, null);
+        PoolStats stats = new PoolStats(0, 0, 0, 0, 0, 0, evictions, 0, 0, 0, disposals, 0, 0);
+        assertEquals(0, stats.evictions(EvictionCause.SIZE));
+        assertEquals(2, stats.evictions());
+        assertEquals(0, stats.disposals(DisposalCause.CLOSED));
+    }
+
     @Test
     void liveIdleCreationsIdleHitsAndDisposalsMoveAsDocumented() {
         Engine engine = new Engine();
