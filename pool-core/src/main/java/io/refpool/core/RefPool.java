@@ -375,7 +375,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      *     (it names the key and the pool); nothing is held
      * @throws NullPointerException if an argument is null
      * @throws PoolClosedException if the pool is closed
-     * @throws IllegalStateException if the thread holds this object's section already
+     * @throws IllegalStateException if the thread holds an object's section (inside a {@link
+     *     AttachMode#PER_OBJECT} {@code call}, say): the timed wait gives the gate up, as {@code
+     *     acquire(key, timeout)} does, and is refused there for the same reason
      */
     public <T, E extends Exception> T call(K key, Duration timeout, PoolFunction<? super V, ? extends T, E> fn)
             throws E {
@@ -400,7 +402,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @throws io.refpool.sync.WaitTimeoutException if the time ran out before {@code action} started
      * @throws NullPointerException if an argument is null
      * @throws PoolClosedException if the pool is closed
-     * @throws IllegalStateException if the thread holds this object's section already
+     * @throws IllegalStateException if the thread holds an object's section, as for {@link
+     *     #call(Object, Duration, PoolFunction)}
      */
     public <E extends Exception> void run(K key, Duration timeout, PoolConsumer<? super V, E> action) throws E {
         Objects.requireNonNull(action, "action");

@@ -398,7 +398,7 @@ class PerObjectSectionTest {
     }
 
     @Test
-    void aTimedAcquireIsRefusedToASectionHolderItWouldGiveTheGateUp() {
+    void aTimedAcquireOrCallIsRefusedToASectionHolderItWouldGiveTheGateUp() {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
         IllegalStateException refused = assertThrows(
                 IllegalStateException.class,
@@ -406,6 +406,12 @@ class PerObjectSectionTest {
         assertTrue(
                 refused.getMessage().startsWith("acquire('b', PT1S) while this thread holds the section"),
                 refused.getMessage());
+        IllegalStateException call = assertThrows(
+                IllegalStateException.class,
+                () -> pool.call("a", a -> pool.call("b", java.time.Duration.ofSeconds(1), b -> b)));
+        assertTrue(
+                call.getMessage().startsWith("call('b', PT1S) while this thread holds the section"),
+                "the refusal names the call made: " + call.getMessage());
     }
 
     @Test

@@ -330,7 +330,7 @@ final class Acquirer<K, V> {
                     pool.onClosedPool(operation + "(" + Keys.describe(key) + ", " + timeout + ")"));
         }
         long begun = clock();
-        Handle<V> handle = acquireWithin(key, timeout);
+        Handle<V> handle = acquireWithin(key, timeout, operation);
         if (begun != 0) {
             observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
         }
@@ -365,7 +365,7 @@ final class Acquirer<K, V> {
      * releases the wait may need run attached; it is attached again, at the same depth, after.
      */
     @SuppressWarnings("try") // the level is held, not used
-    private Handle<V> acquireWithin(K key, Duration timeout) { // key and timeout checked by the caller
+    private Handle<V> acquireWithin(K key, Duration timeout, String operation) { // all checked by the caller
         slots.refuseWaitingForItself(key); // a factory's, validator's or disposer's own key: at once, as untimed
         if (attacher.state().depth == 0) {
             return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
@@ -375,7 +375,7 @@ final class Acquirer<K, V> {
             return attacher.detachedByCaller(
                     attacher.state(),
                     () -> Waits.await(acquireAsyncWithin(key, timeout), objectFor(key)),
-                    () -> "acquire(" + Keys.describe(key) + ", " + timeout + ")");
+                    () -> operation + "(" + Keys.describe(key) + ", " + timeout + ")");
         }
     }
 
