@@ -1,6 +1,8 @@
 package io.refpool.core;
 
 import static io.refpool.testkit.TestKit.eventually;
+import static io.refpool.testkit.TestKit.forkRun;
+import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -9,10 +11,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -241,5 +246,56 @@ class LeakDetectionTest {
 
     private static void closeFirst(Handle<Session> handle) {
         handle.close();
+    }
+
+    /** A key whose {@code toString} stops on one thread until let go. */
+    private static final class SlowKey {
+        final CountDownLatch stopped = new CountDownLatch(1);
+        final CountDownLatch goOn = new CountDownLatch(1);
+        volatile Thread stopsOn;
+
+        @Override
+        public String toString() {
+            if (Thread.currentThread() == stopsOn) {
+                stopsOn = null;
+                stopped.countDown();
+                TestKeyedPoolFixtures.awaitLatch(goOn);
+            }
+            return "slow";
+        }
+    }
+
+    /**
+     * Two threads close one handle at once: the second close's report carries the first close's
+     * site even while the first is still running. Before, the site was recorded after the handle
+     * read as closed, naming the key (whose {@code toString} stops here) on the way.
+     */
+    @Test
+    void aSecondCloseDuringTheFirstIsReportedWithTheFirstClosesSite() throws Exception {
+        List<PoolError> errors = new CopyOnWriteArrayList<>();
+        SlowKey key = new SlowKey();
+        RefPool<SlowKey, Object> pool = RefPool.<SlowKey, Object>builder(k -> new Object())
+                .leakDetection(LeakDetection.PARANOID)
+                .errorListener(errors::add)
+                .build();
+        Handle<Object> handle = pool.attached(() -> pool.acquire(key));
+        Forked<Void> first = unstartedRun("first-closer", handle::close);
+        key.stopsOn = first.thread;
+        first.start();
+        eventually().until(() -> key.stopped.getCount() == 0 || !first.thread.isAlive());
+        forkRun("second-closer", handle::close).join();
+        key.goOn.countDown();
+        first.join();
+        List<PoolError> twice = errors.stream()
+                .filter(e -> e.kind() == PoolError.Kind.HANDLE_CLOSED_TWICE)
+                .toList();
+        assertEquals(1, twice.size(), errors.toString());
+        assertNotNull(twice.get(0).cause(), "the report carries the first close's site: " + twice.get(0));
+        assertEquals(
+                "the handle for key 'slow' was first closed here",
+                twice.get(0).cause().getCause().getMessage());
+        pool.flush();
+        assertEquals(0, pool.stats().live(), "one release");
+        pool.close();
     }
 }

@@ -193,11 +193,19 @@ final class LeakTracker {
             return tracker.mode == LeakDetection.PARANOID;
         }
 
+        /**
+         * The handle is being closed, under its lock: under {@code PARANOID} the site is recorded
+         * before a second close can see the handle closed. Its message names the key only when
+         * read, so no key's {@code toString} runs under the lock.
+         */
+        void closing() {
+            if (paranoid()) {
+                firstClose = new FirstClose(entry.key);
+            }
+        }
+
         /** The handle was closed: unregister without reporting. */
         void closed() {
-            if (paranoid()) {
-                firstClose = new Throwable("the handle for key " + Keys.describe(entry.key) + " was first closed here");
-            }
             closedNormally = true;
             tracker.open.remove(this);
             Cleaner.Cleanable registered = cleanable;
@@ -232,6 +240,21 @@ final class LeakTracker {
             } finally {
                 tracker.leaked(entry, site);
             }
+        }
+    }
+
+    /** The site of a handle's first close; its message describes the key when read. */
+    private static final class FirstClose extends Throwable {
+        private static final long serialVersionUID = 1L;
+        private final transient Object key;
+
+        FirstClose(Object key) {
+            this.key = key;
+        }
+
+        @Override
+        public String getMessage() {
+            return "the handle for key " + Keys.describe(key) + " was first closed here";
         }
     }
 }

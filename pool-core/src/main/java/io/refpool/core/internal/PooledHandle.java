@@ -192,6 +192,9 @@ class PooledHandle<K, V> implements Handle<V> {
                 closedAgain(handles, entry, tracked);
                 return;
             }
+            if (tracked != null) {
+                tracked.closing(); // a second close, which takes this lock next, finds the first's site
+            }
             closed = true;
         }
         if (lease != null) { // untracked: the borrow goes back to the lease
