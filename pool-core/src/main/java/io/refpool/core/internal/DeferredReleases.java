@@ -345,6 +345,50 @@ final class DeferredReleases<K, V> {
         }
     }
 
+    /**
+     * {@code close()}, attached ({@code ownAttachment}: by the close itself): applies what is
+     * pending and waits, uninterruptibly, for the batches other threads took before, so that every
+     * release of a handle closed before the close is applied before it disposes what is idle. It
+     * gives the gate up around the wait where a flush would, or where the attachment is the close's
+     * own (exclusive, in the shared modes): the thread applying such a batch may have given the gate
+     * up inside it (a disposer's {@code detached()} section, or its {@code GLOBAL} factory) and need
+     * it back. It waits for nothing from a disposer, whose own batch may be one of them, nor inside a
+     * stopped world or a {@code GLOBAL} async step, which keep the gate.
+     */
+    void applyAllAtClose(AttachState s, boolean ownAttachment) {
+        ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
+        long number = batch.number();
+        apply(batch, s);
+        if (s.disposing
+                || (s.exclusive && !ownAttachment)
+                || (s.asyncStep && attacher.isGlobal())
+                || !queue.hasOutUpTo(number)) {
+            return;
+        }
+        if (ownAttachment || attacher.yieldsGate(s)) {
+            attacher.suspended(s, () -> awaitOutUninterruptibly(number));
+        } else {
+            awaitOutUninterruptibly(number);
+        }
+    }
+
+    /** Waits until no batch numbered up to {@code number} is out, keeping an interrupt for after. */
+    private Void awaitOutUninterruptibly(long number) {
+        boolean interrupted = false;
+        for (; ; ) {
+            try {
+                queue.awaitOutUpTo(number);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return null;
+    }
+
     @SuppressWarnings("unchecked")
     private void apply(ReleaseQueue.Batch<Release> batch, AttachState s) {
         try {

@@ -496,12 +496,13 @@ public final class PoolCore<K, V> implements PoolState {
         } catch (RuntimeException | Error e) {
             report(PoolError.Kind.CLOSE_CANCELLATION_FAILED, null, "failing the pool's waiters at close failed", e);
         }
-        Attachment attached =
-                attacher.attach(CancellationToken.none(), attachMode != AttachMode.GLOBAL && !isAttached(), true);
+        boolean own = !isAttached();
+        Attachment attached = attacher.attach(CancellationToken.none(), attachMode != AttachMode.GLOBAL && own, true);
         try {
             AttachState s = attacher.state();
             slots.awaitCreations(s); // a factory that gave the gate up publishes before everything is disposed
-            releases.applyAll(s); // also releases whose flag is still in flight
+            // also releases whose flag is still in flight, and batches other threads are applying
+            releases.applyAllAtClose(s, own);
             if (leases != null) {
                 leases.revokeAll(s); // the closed flag is up: no lease is made from here on
                 releases.applyAll(s); // what a sweep under way ended, queued before revokeAll returned
