@@ -27,6 +27,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -62,12 +63,17 @@ class CapacityTest {
      * live): no permit was lost and none was made up. Disposes them again.
      */
     static void assertAllPermitsFree(RefPool<String, Session> pool, int maxObjects) {
-        List<Handle<Session>> handles = new ArrayList<>();
+        assertAllPermitsFree(pool, maxObjects, i -> "probe-" + i);
+    }
+
+    /** {@link #assertAllPermitsFree(RefPool, int)} with keys {@code probe.apply(i)}; -1 for one beyond. */
+    static <K, V> void assertAllPermitsFree(RefPool<K, V> pool, int maxObjects, IntFunction<K> probe) {
+        List<Handle<V>> handles = new ArrayList<>();
         try (Attachment attached = pool.attach()) {
             for (int i = 0; i < maxObjects; i++) {
-                handles.add(pool.acquire("probe-" + i));
+                handles.add(pool.acquire(probe.apply(i)));
             }
-            assertThrows(CapacityExhaustedException.class, () -> pool.acquire("probe-beyond"));
+            assertThrows(CapacityExhaustedException.class, () -> pool.acquire(probe.apply(-1)));
             handles.forEach(Handle::close);
         }
     }

@@ -358,7 +358,12 @@ final class Capacity<K, V> {
                 if (checked && waiter.isWaiting()) {
                     // its own key's object idled before it was counted, which it could not take
                     // unchecked above: revived for it through its check, never reclaimed for it
-                    Entry<K, V> own = exits.reviveIdle(key);
+                    Entry<K, V> own;
+                    try {
+                        own = exits.reviveIdle(key);
+                    } catch (Throwable keyFailed) { // the key threw: its idle object is reclaimed as any other
+                        own = null;
+                    }
                     if (own != null && !serve(waiter, own)) {
                         exits.giveBack(own);
                     }
