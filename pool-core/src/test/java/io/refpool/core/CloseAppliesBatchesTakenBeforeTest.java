@@ -67,4 +67,45 @@ class CloseAppliesBatchesTakenBeforeTest {
         assertEquals(0, engine.errors(PoolError.Kind.HANDLES_OPEN_AT_CLOSE).size(), "no handle of b was open");
         engine.assertAllDisposedExactlyOnce();
     }
+
+    /**
+     * A close called from a factory whose creation another batch's disposer waits for does not wait
+     * for that batch: it would wait for itself.
+     */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aCloseFromAFactoryDoesNotWaitForABatchWaitingForItsCreation(AttachMode mode) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
+        Handle<Session> a = pool.attached(() -> pool.acquire("a"));
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch disposerWaits = new CountDownLatch(1);
+        engine.beforeCreate = key -> {
+            if (key.equals("k")) {
+                creating.countDown();
+                TestKeyedPoolFixtures.awaitLatch(disposerWaits);
+                pool.close(); // the batch of a is out, its disposer waiting for this creation
+            }
+        };
+        Forked<Void> creator = forkRun("creator", () -> pool.call("k", session -> null));
+        TestKeyedPoolFixtures.awaitLatch(creating);
+        forkRun("closer-of-a", a::close).join(); // pending: the creator attached before
+        engine.afterDispose = session -> {
+            if (session.key.equals("a")) { // the batch's disposer acquires k, being created
+                try {
+                    pool.attached(() -> pool.acquire("k")).close();
+                } catch (PoolClosedException closed) {
+                    // the close may come first
+                }
+            }
+        };
+        Forked<Void> flusher = forkRun("flusher", pool::flush);
+        eventually().until(() -> flusher.thread.getState() == Thread.State.WAITING); // for the creation
+        disposerWaits.countDown();
+        creator.outcome.handle((v, t) -> null).get(20, java.util.concurrent.TimeUnit.SECONDS);
+        flusher.outcome.handle((v, t) -> null).get(20, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(pool.isClosed());
+        engine.awaitAllDisposedExactlyOnce();
+    }
 }

@@ -353,13 +353,15 @@ final class DeferredReleases<K, V> {
      * own (exclusive, in the shared modes): the thread applying such a batch may have given the gate
      * up inside it (a disposer's {@code detached()} section, or its {@code GLOBAL} factory) and need
      * it back. It waits for nothing from a disposer, whose own batch may be one of them, nor inside a
-     * stopped world or a {@code GLOBAL} async step, which keep the gate.
+     * stopped world or a {@code GLOBAL} async step, which keep the gate, nor where {@code
+     * awaited}: this thread runs a creation or check such a batch's disposer may be waiting for.
      */
-    void applyAllAtClose(AttachState s, boolean ownAttachment) {
+    void applyAllAtClose(AttachState s, boolean ownAttachment, boolean awaited) {
         ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
         long number = batch.number();
         apply(batch, s);
-        if (s.disposing
+        if (awaited
+                || s.disposing
                 || (s.exclusive && !ownAttachment)
                 || (s.asyncStep && attacher.isGlobal())
                 || !queue.hasOutUpTo(number)) {

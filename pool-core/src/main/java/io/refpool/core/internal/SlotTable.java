@@ -538,6 +538,29 @@ final class SlotTable<K, V> {
         return false;
     }
 
+    /**
+     * {@return whether the calling thread runs a creation or a revive check that another thread's
+     * acquire may be waiting for}: a scan, for a close about to wait for other threads' batches,
+     * whose disposers may be such acquires
+     */
+    @SuppressWarnings("unchecked")
+    boolean mayBeAwaitedOnThisThread() {
+        if (createsOnThisThread()) {
+            return true;
+        }
+        Thread me = Thread.currentThread();
+        for (Slot slot : slots.values()) {
+            if (slot instanceof Entry) {
+                Entry<K, V> entry = (Entry<K, V>) slot;
+                Creation<K, V> verdict = Entry.isChecking(entry.count()) ? entry.verdict() : null;
+                if (verdict != null && verdict.runner == me && !verdict.isDone()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private static Void awaitUninterruptibly(Creation<?, ?> creation) {
         Waits.uninterruptibly(() -> {
             try {
