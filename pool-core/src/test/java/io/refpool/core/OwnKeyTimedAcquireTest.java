@@ -38,6 +38,7 @@ class OwnKeyTimedAcquireTest {
         self.set(pool);
         IllegalStateException refused = assertThrows(IllegalStateException.class, () -> pool.call("k", value -> value));
         assertTrue(refusedForItself(refused, "the factory acquired its own key"), refused.getMessage());
+        assertTrue(refused.getMessage().startsWith("acquire('k') in pool '" + pool.name() + "'"), refused.getMessage());
         pool.close();
     }
 

@@ -410,20 +410,18 @@ final class SlotTable<K, V> {
     }
 
     /** {@return the refusal of an acquire of {@code key} on the thread running {@code creation}} */
-    private static IllegalStateException waitForItself(Object key, Creation<?, ?> creation) {
+    private IllegalStateException waitForItself(Object key, Creation<?, ?> creation) {
+        String acquire = "acquire(" + Keys.describe(key) + ") in pool '" + pool.name() + "'";
         return new IllegalStateException(
                 creation.retirement
-                        ? "acquire(" + Keys.describe(key)
-                                + ") on the thread that is disposing that key's object (from a"
-                                + " disposer of this thread's disposal loop): the key's next object is created only after"
-                                + " the disposer returns, so it would wait for itself"
+                        ? acquire + " on the thread that is disposing that key's object (from a disposer of this"
+                                + " thread's disposal loop): the key's next object is created only after the disposer"
+                                + " returns, so it would wait for itself"
                         : creation.check
-                                ? "acquire(" + Keys.describe(key)
-                                        + ") on the thread that is checking that key's idle object (the"
-                                        + " validator acquired its own key): it would wait for itself"
-                                : "acquire(" + Keys.describe(key)
-                                        + ") on the thread that is creating that key's object (the"
-                                        + " factory acquired its own key): it would wait for itself");
+                                ? acquire + " on the thread that is checking that key's idle object (the validator"
+                                        + " acquired its own key): it would wait for itself"
+                                : acquire + " on the thread that is creating that key's object (the factory acquired"
+                                        + " its own key): it would wait for itself");
     }
 
     /**
