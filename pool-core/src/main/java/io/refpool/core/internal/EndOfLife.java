@@ -220,7 +220,11 @@ final class EndOfLife<K, V> {
                     cause,
                     cause == EvictionCause.EXPIRED ? Uncache.YES : Uncache.IF_MARKED);
         } else if (!idle.putAgain(entry)) {
-            dispose(entry, s, disposalCause(cause), null, Uncache.NO);
+            dispose(entry, s, disposalCause(cause), cause, Uncache.NO); // evicted, and the cache refused it back
+        } else if (entry.count() == 0 && capacity.waiters() > 0 && !servedAtZero(entry, s)) {
+            // put back while acquirers wait in line: they may have looked for idle objects while the
+            // cache did not show this one (its entry expired); it goes to them as at any other zero
+            dispose(entry, s, DisposalCause.CAPACITY, null, Uncache.YES);
         }
     }
 
