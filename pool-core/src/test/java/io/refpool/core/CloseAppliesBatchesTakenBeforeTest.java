@@ -5,6 +5,7 @@ import static io.refpool.testkit.TestKit.forkRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
@@ -12,6 +13,11 @@ import io.refpool.testkit.TestKit.Forked;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -68,44 +74,103 @@ class CloseAppliesBatchesTakenBeforeTest {
         engine.assertAllDisposedExactlyOnce();
     }
 
+    private static boolean waitsIn(Thread t, String what) {
+        return t != null
+                && t.getState() == Thread.State.WAITING
+                && Arrays.stream(t.getStackTrace())
+                        .anyMatch(e -> e.getMethodName().equals(what)
+                                || e.getClassName().endsWith(what));
+    }
+
+    /** Ends {@code forked} within a bound, or fails naming where the threads of the scene wait. */
+    private static void settles(Forked<?> forked) throws Exception {
+        try {
+            forked.outcome.handle((value, failure) -> null).get(20, TimeUnit.SECONDS);
+        } catch (TimeoutException stuck) {
+            StringBuilder dump = new StringBuilder();
+            Thread.getAllStackTraces().forEach((t, stack) -> {
+                if (t.getName().startsWith("scene-")) {
+                    dump.append("\n").append(t.getName()).append(' ').append(t.getState());
+                    for (StackTraceElement e : stack) {
+                        dump.append("\n    at ").append(e);
+                    }
+                }
+            });
+            fail(forked.thread.getName() + " never ended:" + dump);
+        }
+    }
+
     /**
-     * A close called from a factory whose creation another batch's disposer waits for does not wait
-     * for that batch: it would wait for itself.
+     * "x" invalidated and its handle closed off-attachment; another thread takes that release in
+     * its batch, and x's disposer waits for what {@code inside} holds: the creation of "b", or the
+     * section of "y"; {@code inside} then calls {@code end} (the pool's close or flush), which must
+     * not wait for that batch: it would wait for itself.
      */
-    @ParameterizedTest
-    @EnumSource(AttachMode.class)
-    void aCloseFromAFactoryDoesNotWaitForABatchWaitingForItsCreation(AttachMode mode) throws Exception {
+    private static void endCalledFromWhatADisposerWaitsFor(
+            AttachMode mode, boolean section, Consumer<RefPool<String, Session>> end) throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool =
                 engine.build(engine.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
-        Handle<Session> a = pool.attached(() -> pool.acquire("a"));
-        CountDownLatch creating = new CountDownLatch(1);
-        CountDownLatch disposerWaits = new CountDownLatch(1);
-        engine.beforeCreate = key -> {
-            if (key.equals("k")) {
-                creating.countDown();
-                TestKeyedPoolFixtures.awaitLatch(disposerWaits);
-                pool.close(); // the batch of a is out, its disposer waiting for this creation
-            }
-        };
-        Forked<Void> creator = forkRun("creator", () -> pool.call("k", session -> null));
-        TestKeyedPoolFixtures.awaitLatch(creating);
-        forkRun("closer-of-a", a::close).join(); // pending: the creator attached before
+        Handle<Session> x = pool.attached(() -> pool.acquire("x"));
+        pool.attached(x::invalidate); // disposed when its count reaches 0
+        AtomicReference<Thread> disposing = new AtomicReference<>();
         engine.afterDispose = session -> {
-            if (session.key.equals("a")) { // the batch's disposer acquires k, being created
+            if (session.key.equals("x")) { // a disposer may use the pool
+                disposing.set(Thread.currentThread());
                 try {
-                    pool.attached(() -> pool.acquire("k")).close();
+                    pool.call(section ? "y" : "b", value -> null);
                 } catch (PoolClosedException closed) {
-                    // the close may come first
+                    // the close came first
                 }
             }
         };
-        Forked<Void> flusher = forkRun("flusher", pool::flush);
-        eventually().until(() -> flusher.thread.getState() == Thread.State.WAITING); // for the creation
-        disposerWaits.countDown();
-        creator.outcome.handle((v, t) -> null).get(20, java.util.concurrent.TimeUnit.SECONDS);
-        flusher.outcome.handle((v, t) -> null).get(20, java.util.concurrent.TimeUnit.SECONDS);
-        assertTrue(pool.isClosed());
-        engine.awaitAllDisposedExactlyOnce();
+        CountDownLatch inside = new CountDownLatch(1);
+        String awaited = section ? "Section" : "awaitDone";
+        Runnable holder = () -> {
+            inside.countDown();
+            eventually().until(() -> waitsIn(disposing.get(), awaited));
+            end.accept(pool);
+        };
+        engine.beforeCreate = key -> {
+            if (key.equals("b")) {
+                holder.run();
+            }
+        };
+        Forked<Void> holding = forkRun("scene-holder", () -> {
+            try {
+                pool.call(section ? "y" : "b", value -> {
+                    if (section) {
+                        holder.run();
+                    }
+                    return null;
+                });
+            } catch (PoolClosedException closed) {
+                // the closed pool may refuse the object
+            }
+        });
+        TestKeyedPoolFixtures.awaitLatch(inside);
+        forkRun("closer-of-x", x::close).join(); // pending: the holder attached before
+        Forked<Void> applier = forkRun("scene-applier", () -> pool.attached(() -> null)); // takes x's release
+        settles(holding);
+        settles(applier);
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aCloseFromAFactoryDoesNotWaitForABatchWaitingForItsCreation(AttachMode mode) throws Exception {
+        endCalledFromWhatADisposerWaitsFor(mode, false, RefPool::close);
+    }
+
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aFlushFromAFactoryDoesNotWaitForABatchWaitingForItsCreation(AttachMode mode) throws Exception {
+        endCalledFromWhatADisposerWaitsFor(mode, false, RefPool::flush);
+    }
+
+    @Test
+    void aCloseFromACallDoesNotWaitForABatchWaitingForItsSection() throws Exception {
+        endCalledFromWhatADisposerWaitsFor(AttachMode.PER_OBJECT, true, RefPool::close);
     }
 }

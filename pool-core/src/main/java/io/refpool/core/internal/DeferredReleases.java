@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /**
  * Deferred releases: what a close off-attachment leaves for the next attach, held in a
@@ -313,11 +314,13 @@ final class DeferredReleases<K, V> {
      * while it holds the gate, and none takes the gate back while another waits for it.
      *
      * <p>A flush interrupted while it waited leaves batches out; a later flush, numbered higher,
-     * waits for them, as they were taken before it was called.
+     * waits for them, as they were taken before it was called. A flush where {@code awaited} (this
+     * thread runs a creation or revive check, which such a batch's disposer may be waiting for;
+     * asked only when a batch is out) applies what is pending and waits for no other batch.
      *
      * @throws InterruptedException if interrupted while waiting for another thread's batch
      */
-    void flush(AttachState s, boolean ownAttachment) throws InterruptedException {
+    void flush(AttachState s, boolean ownAttachment, BooleanSupplier awaited) throws InterruptedException {
         if (s.disposing || s.exclusive || (s.asyncStep && attacher.isGlobal())) {
             applyAll(s);
             return;
@@ -325,7 +328,7 @@ final class DeferredReleases<K, V> {
         ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
         long number = batch.number();
         apply(batch, s);
-        if (!queue.hasOutUpTo(number)) {
+        if (!queue.hasOutUpTo(number) || awaited.getAsBoolean()) {
             return;
         }
         if (!(attacher.yieldsGate(s) || ownAttachment) || s.asyncStep) {
@@ -346,31 +349,23 @@ final class DeferredReleases<K, V> {
     }
 
     /**
-     * {@code close()}, attached ({@code ownAttachment}: by the close itself): applies what is
-     * pending and waits, uninterruptibly, for the batches other threads took before, so that every
-     * release of a handle closed before the close is applied before it disposes what is idle. It
-     * gives the gate up around the wait where a flush would, or where the attachment is the close's
-     * own (exclusive, in the shared modes): the thread applying such a batch may have given the gate
-     * up inside it (a disposer's {@code detached()} section, or its {@code GLOBAL} factory) and need
-     * it back. It waits for nothing from a disposer, whose own batch may be one of them, nor inside a
-     * stopped world or a {@code GLOBAL} async step, which keep the gate, nor where {@code
-     * awaited}: this thread runs a creation or check such a batch's disposer may be waiting for.
+     * {@code close()}, attached ({@code ownAttachment}: by the close itself, exclusively in the shared
+     * modes): applies what is pending and, where the attachment is the close's own, waits
+     * uninterruptibly with the gate given up for the batches other threads took before, so that every
+     * release of a handle closed before the close is applied before it disposes what is idle: the
+     * thread applying such a batch may have given the gate up inside it (a disposer's {@code
+     * detached()} section, or its {@code GLOBAL} factory) and need it back. A close nested in an
+     * attachment (a factory's, a call's, a section's) waits for no batch, whose disposer may be
+     * waiting for what that attachment holds; nor does one from a disposer, whose own batch may be
+     * one of them, nor one where {@code awaited}: this thread runs a creation or revive check that
+     * such a disposer may be waiting for (asked only when a batch is out).
      */
-    void applyAllAtClose(AttachState s, boolean ownAttachment, boolean awaited) {
+    void applyAllAtClose(AttachState s, boolean ownAttachment, BooleanSupplier awaited) {
         ReleaseQueue.Batch<Release> batch = queue.takeForFlush();
         long number = batch.number();
         apply(batch, s);
-        if (awaited
-                || s.disposing
-                || (s.exclusive && !ownAttachment)
-                || (s.asyncStep && attacher.isGlobal())
-                || !queue.hasOutUpTo(number)) {
-            return;
-        }
-        if (ownAttachment || attacher.yieldsGate(s)) {
+        if (ownAttachment && !s.disposing && queue.hasOutUpTo(number) && !awaited.getAsBoolean()) {
             attacher.suspended(s, () -> awaitOutUninterruptibly(number));
-        } else {
-            awaitOutUninterruptibly(number);
         }
     }
 

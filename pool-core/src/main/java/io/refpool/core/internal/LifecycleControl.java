@@ -69,7 +69,8 @@ public final class LifecycleControl<K, V> {
         }
         int level = s.depth;
         try {
-            releases.flush(s, level == 1); // entered outermost: the attachment is the flush's own
+            // entered outermost: the attachment is the flush's own
+            releases.flush(s, level == 1, slots::mayBeAwaitedOnThisThread);
         } catch (InterruptedException e) { // those releases are still applied, by the thread applying them
             throw Waits.interrupted("the releases another thread is applying in pool '" + pool.name() + "'", e);
         } finally {

@@ -502,7 +502,7 @@ public final class PoolCore<K, V> implements PoolState {
             AttachState s = attacher.state();
             slots.awaitCreations(s); // a factory that gave the gate up publishes before everything is disposed
             // also releases whose flag is still in flight, and batches other threads are applying
-            releases.applyAllAtClose(s, own, slots.mayBeAwaitedOnThisThread());
+            releases.applyAllAtClose(s, own, slots::mayBeAwaitedOnThisThread);
             if (leases != null) {
                 leases.revokeAll(s); // the closed flag is up: no lease is made from here on
                 releases.applyAll(s); // what a sweep under way ended, queued before revokeAll returned
