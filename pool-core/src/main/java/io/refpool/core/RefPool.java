@@ -658,7 +658,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * is queued and does not wait for the batch that runs the disposer; inside {@link
      * #stopTheWorld()}, which keeps the gate, it applies what is queued and does not wait for other
      * threads' batches, whose threads wait for the stop to end; so does a {@code GLOBAL} flush in an
-     * async function ({@link #attachAsync}, {@link #callAsync}), which keeps the one gate too. While a close runs it waits for
+     * async function ({@link #attachAsync}, {@link #callAsync}), which keeps the one gate too; so
+     * does a flush from a factory or a validator, whose creation or check another batch's disposer
+     * may be waiting for. While a close runs it waits for
      * the close to finish (which applies what is pending; it returns at once on a thread the close
      * waits for); once the pool is closed it applies the releases of handles closed since, which
      * drainer threads apply without it too. Do not call it while holding an object's section that a
@@ -831,7 +833,9 @@ public final class RefPool<K, V> implements AutoCloseable {
     /**
      * Closes the pool: refuses new attaches and acquires, fails waiters (an {@code acquireAsync}
      * between two of its waits fails at its next step, possibly just after this returns), applies
-     * every pending release, disposes idle objects now and live ones as their last handles close, and reports
+     * every pending release (waiting for the batches other threads took before it, unless it is
+     * called inside an attachment, from a factory or validator, or from a disposer), disposes idle
+     * objects now and live ones as their last handles close, and reports
      * handles still open to the error listener. A handle never closed keeps its object alive (with
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):
