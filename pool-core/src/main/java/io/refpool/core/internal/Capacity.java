@@ -336,7 +336,14 @@ final class Capacity<K, V> {
                 })
                 .thenCompose(stage -> stage);
         pool.hook(PoolHooks.Point.CAPACITY_QUEUED);
-        Entry<K, V> live = exits.current(key); // published before this waiter joined the line
+        Entry<K, V> live;
+        try {
+            live = exits.current(key); // published before this waiter joined the line
+        } catch (Throwable keyFailed) {
+            // the key threw: the waiter stays in line, whose wait may have been granted already and
+            // made the key's object for it; thrown, that reference would be lost with its permit
+            live = null;
+        }
         if (live != null && !live.isRetired() && waiter.isWaiting()) {
             if (checked
                     ? live.retainIfLive() > 0
