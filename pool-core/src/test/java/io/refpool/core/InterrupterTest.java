@@ -370,6 +370,49 @@ class InterrupterTest {
         assertEquals(DisposalCause.CLOSED, disposed.get(engine));
     }
 
+    /**
+     * The caller settles the stage while the run is past its last look at the stage and in its
+     * section's enter hook: the function, about to start, either does not run or keeps its limit.
+     * Before, the settle disarmed the limit of a function that then started unbounded.
+     */
+    @Test
+    void aCallerSettlingAsTheFunctionStartsLeavesNoFunctionWithoutItsLimit() throws Exception {
+        CountDownLatch inEnter = new CountDownLatch(1);
+        CountDownLatch mayEnter = new CountDownLatch(1);
+        AtomicInteger holdEnter = new AtomicInteger();
+        AtomicInteger started = new AtomicInteger();
+        RefPool<String, Engine> pool = RefPool.newBuilder()
+                .attachMode(AttachMode.PER_OBJECT)
+                .idle(cache -> cache.maximumSize(10))
+                .interrupter((String key, Engine engine) -> {
+                    interrupts.incrementAndGet();
+                    engine.stop();
+                    return Interrupter.Outcome.KEEP;
+                })
+                .sectionHooks(SectionHooks.of(
+                        (String key, Engine engine) -> {
+                            if (holdEnter.getAndSet(0) == 1) {
+                                inEnter.countDown();
+                                TestKeyedPoolFixtures.awaitLatch(mayEnter);
+                            }
+                        },
+                        (key, engine) -> {}))
+                .build(Engine::new);
+        Engine engine = pool.call("k", value -> value);
+        holdEnter.set(1);
+        CompletableFuture<String> call = pool.callAsync("k", Duration.ofSeconds(1), value -> {
+                    started.incrementAndGet();
+                    return value.runaway();
+                })
+                .toCompletableFuture();
+        assertTrue(inEnter.await(BOUND_SECONDS, TimeUnit.SECONDS));
+        assertTrue(call.complete("fallback"));
+        mayEnter.countDown();
+        pool.close(); // waits for a function that runs: it ends only by its limit's interrupter
+        assertEquals(started.get(), interrupts.get(), "a function that started was interrupted at its limit");
+        assertEquals(started.get(), 1 - engine.running.getCount());
+    }
+
     @Test
     void aRetiredObjectIsDisposedAfterTheCallAndItsOtherHolderLetGo() throws Exception {
         RefPool<String, Engine> pool = pool(Interrupter.Outcome.RETIRE);

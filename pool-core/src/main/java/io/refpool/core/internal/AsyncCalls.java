@@ -18,6 +18,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * {@code callAsync}: the closure API without a parked thread. It takes what {@code pool.call}
@@ -48,6 +50,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * does: a section is waited for only while the gate is held.
  */
 public final class AsyncCalls<K, V> {
+    /** A timed call's function: not started, started, or never to start (its caller settled first). */
+    private static final int NOT_STARTED = 0, STARTED = 1, GIVEN_UP = 2;
+
     private final PoolState pool;
     /** Cancelled when the pool closes: ends every wait of a callAsync. */
     private final CancellationToken closing;
@@ -107,11 +112,17 @@ public final class AsyncCalls<K, V> {
         CancellationSource limit = boundsFunction ? RunControl.armLimit(timer, timeout) : null;
         // once the function starts, what it throws, a CancellationException included, is its own:
         // only a cancellation before it started is the limit's. Without an interrupter the limit
-        // also ends there: its timer is disarmed
-        AtomicBoolean started = new AtomicBoolean();
+        // also ends there: its timer is disarmed. The start and the caller's settling race for the
+        // phase: a function that starts keeps its limit until it returns, and one whose caller
+        // settled the stage first does not run (its limit is disarmed then)
+        AtomicInteger phase = new AtomicInteger(NOT_STARTED);
+        Supplier<CancellationException> settledFirst = () -> new CancellationException("callAsync(" + Keys.describe(key)
+                + ", " + timeout + "): the caller settled the stage before the function started");
         PoolFunction<? super V, ? extends T, ? extends Exception> timed = boundsFunction
                 ? value -> {
-                    started.set(true);
+                    if (!phase.compareAndSet(NOT_STARTED, STARTED)) {
+                        throw settledFirst.get();
+                    }
                     try {
                         return fn.apply(value);
                     } finally {
@@ -121,7 +132,9 @@ public final class AsyncCalls<K, V> {
                     }
                 }
                 : value -> {
-                    started.set(true);
+                    if (!phase.compareAndSet(NOT_STARTED, STARTED)) {
+                        throw settledFirst.get();
+                    }
                     timer.close();
                     return fn.apply(value);
                 };
@@ -129,10 +142,11 @@ public final class AsyncCalls<K, V> {
                 this.<T>callAsync(key, timer.token(), timed, fn).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
-            if (limit != null && !started.get()) {
-                limit.close(); // the function never ran; one that runs still has its limit
+            boolean neverStarted = phase.get() != STARTED && phase.compareAndSet(NOT_STARTED, GIVEN_UP);
+            if (neverStarted && limit != null) {
+                limit.close(); // the function never runs; one that runs keeps its limit
             }
-            boolean fired = timer.token().isCancellationRequested() && !started.get();
+            boolean fired = timer.token().isCancellationRequested() && phase.get() != STARTED;
             timer.close();
             if (failure == null) {
                 result.complete(value);
