@@ -173,4 +173,70 @@ class CloseAppliesBatchesTakenBeforeTest {
     void aCloseFromACallDoesNotWaitForABatchWaitingForItsSection() throws Exception {
         endCalledFromWhatADisposerWaitsFor(AttachMode.PER_OBJECT, true, RefPool::close);
     }
+
+    /**
+     * The scene of {@link #closeWaitsForABatchTakenBeforeIt}, where the disposer that gave the gate
+     * up then closes the pool itself, in its {@code detached()} section: with another close running,
+     * it must not wait for that close, which waits for its batch.
+     */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aCloseFromADetachedDisposerDoesNotWaitForACloseWaitingForItsBatch(AttachMode mode) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
+        Handle<Session> a = pool.attached(() -> pool.acquire("a"));
+        Handle<Session> b = pool.attached(() -> pool.acquire("b"));
+        forkRun("closer-of-a", a::close).join(); // off-attachment: pending
+        forkRun("closer-of-b", b::close).join();
+        CountDownLatch inDetached = new CountDownLatch(1);
+        CountDownLatch goOn = new CountDownLatch(1);
+        engine.afterDispose = session -> {
+            if (session.key.equals("a")) {
+                try (Attachment attached = pool.attach()) {
+                    attached.detached(() -> {
+                        inDetached.countDown();
+                        TestKeyedPoolFixtures.awaitLatch(goOn);
+                        pool.close();
+                        return null;
+                    });
+                }
+            }
+        };
+        Forked<Void> flusher = forkRun("scene-flusher", pool::flush); // takes both releases as one batch
+        TestKeyedPoolFixtures.awaitLatch(inDetached);
+        Forked<Void> closer = forkRun("scene-closer", pool::close);
+        eventually().until(() -> closer.outcome.isDone() || waitsForBatches(closer.thread));
+        goOn.countDown();
+        settles(flusher);
+        settles(closer);
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    /** With no other close, its {@code close(Duration)} closes there rather than wait for a thread of its own. */
+    @ParameterizedTest
+    @EnumSource(AttachMode.class)
+    void aBoundedCloseFromADetachedDisposerClosesThePool(AttachMode mode) throws Exception {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool =
+                engine.build(engine.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
+        Handle<Session> a = pool.attached(() -> pool.acquire("a"));
+        pool.runAttached(() -> pool.acquire("idle").close()); // the close disposes it
+        forkRun("closer-of-a", a::close).join(); // off-attachment: pending
+        AtomicReference<Boolean> closed = new AtomicReference<>();
+        engine.afterDispose = session -> {
+            if (session.key.equals("a")) {
+                try (Attachment attached = pool.attach()) {
+                    attached.detached(() -> {
+                        closed.set(pool.close(Duration.ofSeconds(5))); // false at the limit if it waited
+                        return null;
+                    });
+                }
+            }
+        };
+        settles(forkRun("scene-flusher", pool::flush));
+        assertEquals(Boolean.TRUE, closed.get(), "closed, with no thread attached");
+        assertTrue(pool.isClosed());
+        engine.awaitAllDisposedExactlyOnce();
+    }
 }
