@@ -839,11 +839,13 @@ public final class RefPool<K, V> implements AutoCloseable {
      * handles still open to the error listener. A handle never closed keeps its object alive (with
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):
-     * {@link #close(Duration)} bounds that wait. Idempotent. Called from a factory the close waits
-     * for (a warm-up's; in {@code GLOBAL} mode, any) or from the interrupter, whose call it waits
-     * for, it returns without waiting for the close, which goes on on another thread and finishes
-     * after the factory or the call returns. Called from a disposer, it closes there, and the idle
-     * objects are disposed before it returns.
+     * {@link #close(Duration)} bounds that wait. Idempotent. Called from a warm-up's factory, whose
+     * creation every close waits for, or from the interrupter, whose call it waits for, it returns
+     * without waiting for the close, which goes on on another thread and finishes after the factory
+     * or the call returns. Called from a {@code GLOBAL} factory, which runs with the gate given up,
+     * it closes there, without waiting for that creation, whose object is disposed when its count
+     * reaches zero. Called from a disposer, also inside its {@code detached()} section, it closes
+     * there, and the idle objects are disposed before it returns.
      */
     @Override
     public void close() {
