@@ -813,7 +813,8 @@ public final class RefPool<K, V> implements AutoCloseable {
      * running call is not stopped. Either way its object is disposed after it returns. Called on a
      * thread the close would wait for (one attached to this pool, a factory's, an interrupter's, or a
      * disposer run by the close), it closes as {@code close()} does there, without waiting, and
-     * interrupts nothing.
+     * interrupts nothing. Called from a disposer in its {@code detached()} section, whose batch the
+     * close waits for, it starts the close on a thread of its own and returns without waiting.
      *
      * <pre>{@code
      * if (!pool.close(Duration.ofSeconds(5))) {
@@ -844,8 +845,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * without waiting for the close, which goes on on another thread and finishes after the factory
      * or the call returns. Called from a {@code GLOBAL} factory, which runs with the gate given up,
      * it closes there, without waiting for that creation, whose object is disposed when its count
-     * reaches zero. Called from a disposer, also inside its {@code detached()} section, it closes
-     * there, and the idle objects are disposed before it returns.
+     * reaches zero. Called from a disposer, it closes there, and the idle objects are disposed
+     * before it returns; inside the disposer's {@code detached()} section it does so too, unless
+     * another close is running, which waits for the disposer's batch: then it returns at once.
      */
     @Override
     public void close() {

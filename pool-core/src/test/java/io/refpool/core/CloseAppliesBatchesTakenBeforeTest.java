@@ -213,30 +213,52 @@ class CloseAppliesBatchesTakenBeforeTest {
         engine.assertAllDisposedExactlyOnce();
     }
 
-    /** With no other close, its {@code close(Duration)} closes there rather than wait for a thread of its own. */
+    /**
+     * With no other close, its {@code close(Duration)} starts the close, which waits for this
+     * disposer's batch, on a thread of its own, and returns at once rather than wait out its limit;
+     * it never waits, unbounded, for a call still running (run there, the close waited for the
+     * call, past the limit). The close finishes once the batch and the call end. The shared modes
+     * only: in {@code GLOBAL} mode a running call holds the one gate, and no batch runs meanwhile.
+     */
     @ParameterizedTest
-    @EnumSource(AttachMode.class)
-    void aBoundedCloseFromADetachedDisposerClosesThePool(AttachMode mode) throws Exception {
+    @EnumSource(
+            value = AttachMode.class,
+            names = {"SHARED", "PER_OBJECT"})
+    void aBoundedCloseFromADetachedDisposerReturnsAtOnce(AttachMode mode) throws Exception {
         Engine engine = new Engine();
         RefPool<String, Session> pool =
                 engine.build(engine.builder().attachMode(mode).drainDelay(Duration.ofHours(1)));
         Handle<Session> a = pool.attached(() -> pool.acquire("a"));
         pool.runAttached(() -> pool.acquire("idle").close()); // the close disposes it
-        forkRun("closer-of-a", a::close).join(); // off-attachment: pending
-        AtomicReference<Boolean> closed = new AtomicReference<>();
+        CountDownLatch inCall = new CountDownLatch(1);
+        CountDownLatch callGoOn = new CountDownLatch(1);
+        CountDownLatch answered = new CountDownLatch(1);
         engine.afterDispose = session -> {
             if (session.key.equals("a")) {
                 try (Attachment attached = pool.attach()) {
                     attached.detached(() -> {
-                        closed.set(pool.close(Duration.ofSeconds(5))); // false at the limit if it waited
+                        pool.close(Duration.ofHours(1)); // would wait out its limit, or the call
+                        answered.countDown();
                         return null;
                     });
                 }
             }
         };
-        settles(forkRun("scene-flusher", pool::flush));
-        assertEquals(Boolean.TRUE, closed.get(), "closed, with no thread attached");
-        assertTrue(pool.isClosed());
+        Forked<Void> caller = forkRun(
+                "scene-caller",
+                () -> pool.run("c", session -> {
+                    inCall.countDown();
+                    TestKeyedPoolFixtures.awaitLatch(callGoOn);
+                }));
+        TestKeyedPoolFixtures.awaitLatch(inCall);
+        forkRun("closer-of-a", a::close).join(); // off-attachment, after the call attached: pending
+        Forked<Void> flusher = forkRun("scene-flusher", pool::flush); // its batch runs a's disposer
+        boolean inTime = answered.await(20, TimeUnit.SECONDS);
+        callGoOn.countDown();
+        settles(flusher);
+        settles(caller);
+        assertTrue(inTime, "close(1 h) from a detached disposer returned at once");
+        eventually().until(pool::isClosed);
         engine.awaitAllDisposedExactlyOnce();
     }
 }

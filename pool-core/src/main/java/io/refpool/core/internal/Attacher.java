@@ -116,15 +116,21 @@ final class Attacher<K, V> {
     }
 
     /**
-     * {@return whether the calling thread is attached, suspended by the pool itself (a {@code
-     * GLOBAL} factory, a wait for a section), or running a disposal loop (a disposer, also in its
-     * {@code detached()} section)}: a close running elsewhere may wait for such a thread (for its
-     * gate-free creation, or the batch of releases it applies), so that thread must not wait for
-     * the close
+     * {@return whether the calling thread is attached, or suspended by the pool itself (a
+     * {@code GLOBAL} factory, a wait for a section)}: a close running elsewhere may wait for such a
+     * thread (for its gate-free creation), so that thread must not wait for the close
      */
     boolean isAttachedOrSuspendedByPool() {
         AttachState s = states.get();
-        return s.depth > 0 || s.poolSuspensions > 0 || s.disposing;
+        return s.depth > 0 || s.poolSuspensions > 0;
+    }
+
+    /**
+     * {@return whether the calling thread runs a disposal loop} (a disposer, also in its {@code
+     * detached()} section): a close elsewhere waits for the batch of releases it applies
+     */
+    boolean isDisposing() {
+        return states.get().disposing;
     }
 
     /**

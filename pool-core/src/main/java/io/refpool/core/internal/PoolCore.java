@@ -435,7 +435,10 @@ public final class PoolCore<K, V> implements PoolState {
      * call the close waits for, so it must not wait for that close
      */
     private boolean closeMayWaitForThisThread() {
-        return attacher.isAttachedOrSuspendedByPool() || slots.createsOnThisThread() || interruptsOnThisThread();
+        return attacher.isAttachedOrSuspendedByPool()
+                || attacher.isDisposing()
+                || slots.createsOnThisThread()
+                || interruptsOnThisThread();
     }
 
     /**
@@ -479,8 +482,9 @@ public final class PoolCore<K, V> implements PoolState {
                 timeout,
                 this::close,
                 attacher::isAttachedOrSuspendedByPool, // a close it runs here never waits for it
-                // a warm-up's factory or an interrupter: the close, on its own thread, waits for it
-                () -> slots.createsOnThisThread() || interruptsOnThisThread(),
+                // a warm-up's factory, an interrupter, or a disposer (in its detached() section): the
+                // close, on its own thread, waits for its creation, its call or its batch
+                () -> slots.createsOnThisThread() || interruptsOnThisThread() || attacher.isDisposing(),
                 "refpool-close (pool '" + name + "')",
                 () -> {
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
