@@ -371,18 +371,7 @@ final class DeferredReleases<K, V> {
 
     /** Waits until no batch numbered up to {@code number} is out, keeping an interrupt for after. */
     private Void awaitOutUninterruptibly(long number) {
-        boolean interrupted = false;
-        for (; ; ) {
-            try {
-                queue.awaitOutUpTo(number);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Waits.uninterruptibly(() -> queue.awaitOutUpTo(number));
         return null;
     }
 

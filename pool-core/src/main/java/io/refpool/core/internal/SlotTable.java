@@ -538,22 +538,26 @@ final class SlotTable<K, V> {
 
     /**
      * {@return whether the calling thread runs a creation or a revive check that another thread's
-     * acquire may be waiting for}: a scan, for a close about to wait for other threads' batches,
-     * whose disposers may be such acquires
+     * acquire may be waiting for}: one scan, for a close or flush about to wait for other threads'
+     * batches, whose disposers may be such acquires
      */
     @SuppressWarnings("unchecked")
     boolean mayBeAwaitedOnThisThread() {
-        if (createsOnThisThread()) {
-            return true;
-        }
         Thread me = Thread.currentThread();
+        for (Creation<K, V> creation : warming) {
+            if (creation.runner == me && !creation.isDone()) {
+                return true;
+            }
+        }
         for (Slot slot : slots.values()) {
-            if (slot instanceof Entry) {
-                Entry<K, V> entry = (Entry<K, V>) slot;
-                Creation<K, V> verdict = Entry.isChecking(entry.count()) ? entry.verdict() : null;
-                if (verdict != null && verdict.runner == me && !verdict.isDone()) {
-                    return true;
-                }
+            Creation<K, V> running = null;
+            if (slot instanceof Creation) {
+                running = (Creation<K, V>) slot;
+            } else if (Entry.isChecking(((Entry<K, V>) slot).count())) {
+                running = ((Entry<K, V>) slot).verdict();
+            }
+            if (running != null && running.runner == me && !running.isDone()) {
+                return true;
             }
         }
         return false;
