@@ -143,6 +143,12 @@ class PerObjectSectionTest {
         handle.close();
     }
 
+    /** A refusal of a second hold names what was called (not always {@code section()}), the key and the pool. */
+    private static void assertRefusalNames(String what, IllegalStateException refused) {
+        String message = refused.getMessage();
+        assertTrue(message.startsWith(what + " on the object of key 'a' in pool '"), message);
+    }
+
     @Test
     void askingForASectionThisThreadHoldsThrowsInsteadOfDeadlocking() throws Exception {
         RefPool<String, Box> pool = pool(AttachMode.PER_OBJECT, false);
@@ -152,14 +158,20 @@ class PerObjectSectionTest {
         try (Guard held = handle.section()) {
             IllegalStateException again = assertThrows(IllegalStateException.class, handle::section);
             assertTrue(again.getMessage().contains("already holds its section"), again.getMessage());
+            assertRefusalNames("section()", again);
             assertThrows(IllegalStateException.class, other::section, "through any handle to the object");
             CompletableFuture<Guard> async =
                     other.sectionAsync(CancellationToken.none()).toCompletableFuture();
-            assertInstanceOf(IllegalStateException.class, failureOf(async), "the async form fails its stage");
-            assertThrows(
-                    IllegalStateException.class,
-                    () -> pool.call("a", box -> box.value),
-                    "call for the object whose section the thread holds");
+            assertRefusalNames(
+                    "sectionAsync()",
+                    assertInstanceOf(IllegalStateException.class, failureOf(async), "the async form fails its stage"));
+            assertRefusalNames(
+                    "a call",
+                    assertThrows(
+                            IllegalStateException.class,
+                            () -> pool.call("a", box -> box.value),
+                            "call for the object whose section the thread holds"));
+            assertRefusalNames("a call", assertThrows(IllegalStateException.class, () -> other.call(box -> box.value)));
         }
         try (Guard again = handle.section()) {
             assertTrue(again != null, "released, the section is free again, and nothing was leaked");

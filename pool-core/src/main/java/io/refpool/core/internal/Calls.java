@@ -150,7 +150,7 @@ public final class Calls<K, V> {
             return handles.applyTimed(entry, fn);
         }
         return handles.defaultWait == null
-                ? Section.apply(entry, fn)
+                ? Section.apply(entry, fn, pool)
                 : Section.apply(entry, fn, handles.defaultWait, pool);
     }
 
@@ -172,7 +172,7 @@ public final class Calls<K, V> {
         }
         Section section = entry.section();
         long begun = handles.clock();
-        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, pool);
+        Guard lockGuard = wait == null ? section.enter(entry, pool) : section.enterWithin(entry, wait, pool);
         handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry); // a failure: the section is released below, and the call fails with it
@@ -202,7 +202,7 @@ public final class Calls<K, V> {
         Section section = entry.section();
         long begun = handles.clock();
         Guard lockGuard = handles.defaultWait == null
-                ? section.enter(entry)
+                ? section.enter(entry, pool)
                 : section.enterWithin(entry, handles.defaultWait, pool);
         handles.sectionWaited(begun, fn);
         try {

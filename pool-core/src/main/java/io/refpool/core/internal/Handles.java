@@ -162,7 +162,8 @@ final class Handles<K, V> {
     <T, E extends Exception> T applyTimed(Entry<K, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
         long begun = System.nanoTime();
         Section section = entry.section();
-        Guard lockGuard = defaultWait == null ? section.enter(entry) : section.enterWithin(entry, defaultWait, pool);
+        Guard lockGuard =
+                defaultWait == null ? section.enter(entry, pool) : section.enterWithin(entry, defaultWait, pool);
         sectionWaited(begun, fn);
         try {
             return fn.apply(entry.value);
@@ -282,7 +283,7 @@ final class Handles<K, V> {
         if (timings != null) {
             return applyTimed(entry, fn);
         }
-        return defaultWait == null ? Section.apply(entry, fn) : Section.apply(entry, fn, defaultWait, pool);
+        return defaultWait == null ? Section.apply(entry, fn, pool) : Section.apply(entry, fn, defaultWait, pool);
     }
 
     /** {@code Handle.invalidate()}: retires exactly the object of {@code entry}. */

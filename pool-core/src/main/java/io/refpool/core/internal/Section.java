@@ -98,7 +98,7 @@ final class Section {
         Section section = entry.section();
         long me = Thread.currentThread().getId();
         if (section.holder() == me) {
-            throw reentry(entry);
+            throw reentry("section()", entry, handles.name());
         }
         retain(entry);
         try {
@@ -196,10 +196,10 @@ final class Section {
      * @return as {@link #lockFor}
      * @throws IllegalStateException if the calling thread holds this section already
      */
-    Guard enter(Entry<?, ?> entry) {
+    Guard enter(Entry<?, ?> entry, PoolState pool) {
         long me = Thread.currentThread().getId();
         if (holder() == me) {
-            throw reentry(entry);
+            throw reentry(CALL, entry, pool.name());
         }
         return lockFor(me, entry, CancellationToken.none());
     }
@@ -208,9 +208,10 @@ final class Section {
      * Runs {@code fn} on the object of {@code entry} in its section, which the calling thread takes
      * and releases around it; a reference of the caller's keeps the object alive.
      */
-    static <V, T, E extends Exception> T apply(Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn) throws E {
+    static <V, T, E extends Exception> T apply(
+            Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn, PoolState pool) throws E {
         Section section = entry.section();
-        Guard lockGuard = section.enter(entry);
+        Guard lockGuard = section.enter(entry, pool);
         try {
             return fn.apply(entry.value);
         } finally {
@@ -218,7 +219,7 @@ final class Section {
         }
     }
 
-    /** {@link #apply(Entry, PoolFunction)} waiting at most {@code wait} for the section. */
+    /** {@link #apply(Entry, PoolFunction, PoolState)} waiting at most {@code wait} for the section. */
     static <V, T, E extends Exception> T apply(
             Entry<?, V> entry, PoolFunction<? super V, ? extends T, E> fn, Duration wait, PoolState pool) throws E {
         Section section = entry.section();
@@ -231,7 +232,7 @@ final class Section {
     }
 
     /**
-     * {@code Handle.call} with section hooks: {@link #apply(Entry, PoolFunction)} (waiting at most
+     * {@code Handle.call} with section hooks: {@link #apply(Entry, PoolFunction, PoolState)} (waiting at most
      * {@code wait} if not null) with the enter hook after the section is taken and the leave hook
      * before it is released; an enter hook that throws leaves it free.
      */
@@ -244,7 +245,8 @@ final class Section {
             throws E {
         Section section = entry.section();
         long begun = handles.clock();
-        Guard lockGuard = wait == null ? section.enter(entry) : section.enterWithin(entry, wait, handles.pool);
+        Guard lockGuard =
+                wait == null ? section.enter(entry, handles.pool) : section.enterWithin(entry, wait, handles.pool);
         handles.sectionWaited(begun, fn);
         try {
             runs.enter(entry);
@@ -259,13 +261,13 @@ final class Section {
     }
 
     /**
-     * {@link #enter(Entry)} waiting at most {@code timeout}; a free section is taken with no timer
+     * {@link #enter(Entry, PoolState)} waiting at most {@code timeout}; a free section is taken with no timer
      * armed. A timeout is counted by {@code pool}.
      */
     Guard enterWithin(Entry<?, ?> entry, Duration timeout, PoolState pool) {
         long me = Thread.currentThread().getId();
         if (holder() == me) {
-            throw reentry(entry);
+            throw reentry(CALL, entry, pool.name());
         }
         try {
             return lockWithin(me, entry, timeout, pool.name());
@@ -304,7 +306,7 @@ final class Section {
         long granted = forCall ? RESERVED : ASYNC;
         Section section = entry.section();
         if (!forCall && section.holder() == Thread.currentThread().getId()) {
-            return CompletableFuture.failedFuture(reentry(entry));
+            return CompletableFuture.failedFuture(reentry("sectionAsync()", entry, handles.name()));
         }
         try {
             retain(entry);
@@ -367,9 +369,13 @@ final class Section {
         entry.retainForHolder("section()");
     }
 
-    private static IllegalStateException reentry(Entry<?, ?> entry) {
-        return new IllegalStateException("section() on the object of key " + Keys.describe(entry.key) + ": thread "
-                + Thread.currentThread().getName()
-                + " already holds its section, and a second hold would wait for itself");
+    /** How {@link #reentry} names a call of a function in the section ({@code call}, {@code run}, {@code Handle.call}). */
+    private static final String CALL = "a call";
+
+    private static IllegalStateException reentry(String what, Entry<?, ?> entry, String pool) {
+        return new IllegalStateException(
+                what + " on the object of key " + Keys.describe(entry.key) + " in pool '" + pool
+                        + "': thread " + Thread.currentThread().getName()
+                        + " already holds its section, and a second hold would wait for itself");
     }
 }
