@@ -18,7 +18,11 @@ import java.util.function.Supplier;
  * <p>An attachment belongs to the thread that opened it and is reentrant: attaching again while
  * attached only deepens a per-thread count (and checks for pending releases), and the gate is given
  * up when the outermost attachment closes. Close attachments innermost first, on the thread that
- * opened them, exactly once; anything else is an {@link IllegalStateException}.
+ * opened them, exactly once; anything else is an {@link IllegalStateException}. A thread that ends
+ * with an attachment open keeps its hold of the gate for ever: the pool's close and every
+ * {@code stopTheWorld()} (in {@link AttachMode#GLOBAL} mode, every attach) wait for it, and the
+ * pool reports the thread by name as {@link PoolError.Kind#THREAD_ENDED_ATTACHED} when a close
+ * starts, a bounded close reaches its limit, or a timed wait for the gate times out.
  */
 public interface Attachment extends AutoCloseable {
     /**

@@ -97,7 +97,15 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          * age (the object was kept) or timed a new one (before its factory ran: nothing was made,
          * and the caller got the exception too).
          */
-        REVIVE_CHECK_FAILED
+        REVIVE_CHECK_FAILED,
+        /**
+         * A thread ended with an attachment open: its hold of the pool's gate is never given back,
+         * so {@code stopTheWorld()} and the pool's close wait for it for ever (a bounded {@code
+         * close(Duration)} returns {@code false}), and in {@link AttachMode#GLOBAL} mode every attach
+         * does. Reported once per thread, when a close starts, when a bounded close reaches its
+         * limit, or when a timed wait for the gate times out; the message names the thread.
+         */
+        THREAD_ENDED_ATTACHED
     }
 
     /**

@@ -68,8 +68,11 @@ final class Attacher<K, V> {
 
     private final AttachMode mode;
 
+    /** Every thread's state, so that a thread that ended attached can be named ({@link #reportThreadsEndedAttached}). */
+    private final KnownThreads known = new KnownThreads();
+
     private final ThreadLocal<AttachState> states =
-            ThreadLocal.withInitial(() -> new AttachState(Thread.currentThread()));
+            ThreadLocal.withInitial(() -> known.add(new AttachState(Thread.currentThread())));
 
     Attacher(
             PoolState pool,
@@ -85,7 +88,36 @@ final class Attacher<K, V> {
         this.releases = releases;
         this.mode = mode;
         this.gates = new GateWaits(
-                pool, closing, mode == AttachMode.GLOBAL ? new Gate.Exclusive() : new Gate.Shared(), mode, defaultWait);
+                pool,
+                closing,
+                mode == AttachMode.GLOBAL ? new Gate.Exclusive() : new Gate.Shared(),
+                mode,
+                defaultWait,
+                this::reportThreadsEndedAttached);
+    }
+
+    /**
+     * Reports each thread that ended attached, once: a thread that dies with an attachment open
+     * never gives its hold of the gate back, so the pool's close, every {@code stopTheWorld()} and,
+     * in {@code GLOBAL} mode, every attach wait for it for ever. Called when a close starts, when a
+     * bounded close reaches its limit and when a timed wait for the gate times out.
+     */
+    void reportThreadsEndedAttached() {
+        for (AttachState s : known.takeEndedAttached()) {
+            pool.report(
+                    io.refpool.core.PoolError.Kind.THREAD_ENDED_ATTACHED,
+                    null,
+                    "thread '" + s.thread.getName() + "' ended attached to pool '" + pool.name()
+                            + "' (an attachment it never closed): its hold of the gate is never given back, so "
+                            + (mode == AttachMode.GLOBAL ? "every attach, " : "")
+                            + "stopTheWorld() and the pool's close wait for it for ever",
+                    null);
+        }
+    }
+
+    /** {@return how many threads' states this pool knows}, for tests */
+    int knownThreads() {
+        return known.size();
     }
 
     /**
@@ -142,6 +174,7 @@ final class Attacher<K, V> {
         AttachState s = states.get();
         if (s.depth == 0 && s.base == 0) {
             states.remove();
+            known.forget(s);
         }
     }
 

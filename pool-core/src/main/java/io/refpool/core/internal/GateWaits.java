@@ -40,12 +40,22 @@ final class GateWaits {
     /** The limit of a caller's wait for the gate given none, or {@code null}. */
     private final Duration defaultWait;
 
-    GateWaits(PoolState pool, CancellationToken closing, Gate gate, AttachMode mode, Duration defaultWait) {
+    /** Run when a timed wait for the gate ends at its limit: reports threads that ended attached. */
+    private final Runnable timedOut;
+
+    GateWaits(
+            PoolState pool,
+            CancellationToken closing,
+            Gate gate,
+            AttachMode mode,
+            Duration defaultWait,
+            Runnable timedOut) {
         this.pool = pool;
         this.closing = closing;
         this.gate = gate;
         this.mode = mode;
         this.defaultWait = defaultWait;
+        this.timedOut = timedOut;
     }
 
     /** {@return whether the gate was entered at once}; left raw with {@code leave(null, exclusive)} */
@@ -113,7 +123,11 @@ final class GateWaits {
         try {
             return waitAtGate(timer.token(), exclusive, false);
         } catch (CancellationException e) {
-            throw Waits.counted(Waits.ended(e, timer, gateName(exclusive), timeout), pool);
+            RuntimeException ended = Waits.ended(e, timer, gateName(exclusive), timeout);
+            if (ended instanceof WaitTimeoutException) {
+                timedOut.run(); // the gate may be held by a thread that will never give it back
+            }
+            throw Waits.counted(ended, pool);
         } finally {
             timer.close();
         }

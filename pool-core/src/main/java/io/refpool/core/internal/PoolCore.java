@@ -217,6 +217,11 @@ public final class PoolCore<K, V> implements PoolState {
         return new LeaseSeams<>(leases, slots, attacher);
     }
 
+    /** {@return how many threads' attach states the pool keeps}: diagnostics, for a test that they stay bounded */
+    public int knownThreads() {
+        return attacher.knownThreads();
+    }
+
     /** {@return the attach gate's waiters in line}: diagnostics, for a model test that waits for async steps to queue */
     public int gateQueueLength() {
         return attacher.gateQueueLength();
@@ -487,6 +492,7 @@ public final class PoolCore<K, V> implements PoolState {
                 () -> slots.createsOnThisThread() || interruptsOnThisThread() || attacher.isDisposing(),
                 "refpool-close (pool '" + name + "')",
                 () -> {
+                    attacher.reportThreadsEndedAttached(); // one may be what the close waits for
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
                     if (runs != null) {
                         runs.interruptAll(); // the calls still running at the limit, on this thread
@@ -500,6 +506,7 @@ public final class PoolCore<K, V> implements PoolState {
         } catch (RuntimeException | Error e) {
             report(PoolError.Kind.CLOSE_CANCELLATION_FAILED, null, "failing the pool's waiters at close failed", e);
         }
+        attacher.reportThreadsEndedAttached(); // the close would wait for them for ever, untold
         boolean own = !isAttached();
         Attachment attached = attacher.attach(CancellationToken.none(), attachMode != AttachMode.GLOBAL && own, true);
         try {
