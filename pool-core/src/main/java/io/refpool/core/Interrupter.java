@@ -24,8 +24,8 @@ package io.refpool.core;
  * that ended the call: for a time limit, a daemon thread of the library's, handed the interrupt
  * when the limit passes (so one that takes long, stopping a script in rounds, delays no other
  * timer; the threads are reused and end when idle); the thread
- * that cancelled the token (a token whose source has {@code cancelAfter} is cancelled on the
- * JVM's one timer thread: give the call its own limit instead); the thread running {@code
+ * that cancelled the token (for a source's {@code cancelAfter}, a daemon thread of the library's);
+ * the thread running {@code
  * close(Duration)}; never holding a lock of the pool. It must not wait for the call it
  * stops, which holds its attachment until the interrupter returned: in {@code GLOBAL} mode it may
  * not attach ({@code invalidate}, {@code clearIdle}, {@code flush} and {@code call} each wait for

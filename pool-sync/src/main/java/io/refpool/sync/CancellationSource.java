@@ -230,11 +230,10 @@ public final class CancellationSource implements AutoCloseable {
     }
 
     /**
-     * Cancels this source after the delay, on a shared timer thread. A later call replaces the
-     * earlier timer, whether it asks for a shorter or a longer delay. {@link Duration#ZERO}
-     * cancels now, on this thread. Does nothing if the source is already cancelled. A wait this
-     * cancels ends as any cancelled wait does, with a
-     * {@link java.util.concurrent.CancellationException}; a wait's own time limit
+     * Cancels this source after the delay. A later call replaces the earlier timer, whether it asks
+     * for a shorter or a longer delay. {@link Duration#ZERO} cancels now, on this thread. Does
+     * nothing if the source is already cancelled. A wait this cancels ends as any cancelled wait
+     * does, with a {@link java.util.concurrent.CancellationException}; a wait's own time limit
      * ({@code acquireBlocking(Duration)}, the pool's {@code attach(Duration)}) ends with a
      * {@link WaitTimeoutException} instead.
      *
@@ -242,7 +241,13 @@ public final class CancellationSource implements AutoCloseable {
      * source.cancelAfter(Duration.ofMillis(250));
      * }</pre>
      *
-     * <p>A callback that throws while the timer cancels is reported to the timer thread's
+     * <p>One daemon thread keeps the timers of the JVM, and runs no callback: when the delay has
+     * passed it hands the cancel to a daemon thread of the library's ({@code refpool-canceller-N},
+     * reused, ended when idle), where the callbacks run, and whatever they set off (the waiters a
+     * cancelled wait lets through, their continuations). So a callback that blocks holds back no
+     * other timer. {@link #cancelAfter(Duration, Executor)} chooses the thread instead.
+     *
+     * <p>A callback that throws while the timer cancels is reported to the cancelling thread's
      * {@linkplain Thread#getUncaughtExceptionHandler() uncaught exception handler}: it receives what
      * {@link #cancel()} would have thrown, the other failures suppressed on it.
      *
@@ -257,10 +262,9 @@ public final class CancellationSource implements AutoCloseable {
 
     /**
      * {@link #cancelAfter(Duration)} whose cancel, when the delay has passed, the timer thread hands
-     * to {@code executor} rather than running it: the callbacks, and whatever they set off (the
-     * waiters a cancelled wait lets through, their continuations), run there, and a slow one holds
-     * back no other timer of the JVM. If {@code executor} throws, the cancel runs on the thread that
-     * handed it over instead.
+     * to {@code executor} rather than to the library's own threads: the callbacks, and whatever they
+     * set off (the waiters a cancelled wait lets through, their continuations), run there. If
+     * {@code executor} throws, the cancel runs on the timer thread that handed it over instead.
      * {@link Duration#ZERO} cancels now, on this thread.
      *
      * <pre>{@code
@@ -449,7 +453,7 @@ public final class CancellationSource implements AutoCloseable {
      * cancelAfter} that fails with {@link IllegalStateException} (closed meanwhile) cancels nothing.
      */
     private final class Timer implements Runnable {
-        /** Where the cancel runs; {@code null}: on the timer thread. */
+        /** Where the cancel runs; {@code null}: on a canceller thread ({@link CancellationTimers#dispatch}). */
         private final Executor executor;
         /** The timer, once the arming thread installed it as the source's; with {@code this} held. */
         private ScheduledFuture<?> installed;
@@ -488,14 +492,14 @@ public final class CancellationSource implements AutoCloseable {
             }
         }
 
-        /** The cancel, here or handed to the executor; the executor's refusal runs it here. */
+        /** The cancel, handed to the executor or a canceller; a refusal runs it here. */
         private void fire(ScheduledFuture<?> mine) {
-            if (executor == null) {
-                cancelIfInstalled(mine);
-                return;
-            }
             try {
-                executor.execute(() -> cancelIfInstalled(mine));
+                if (executor == null) {
+                    CancellationTimers.dispatch(() -> cancelIfInstalled(mine));
+                } else {
+                    executor.execute(() -> cancelIfInstalled(mine));
+                }
             } catch (Throwable refused) {
                 cancelIfInstalled(mine);
             }

@@ -25,7 +25,7 @@ class CancellationTimerTest {
     private static final Duration LONG = Duration.ofHours(1);
 
     @Test
-    void cancelAfterCancelsOnTheTimerThread() {
+    void cancelAfterCancelsOnACancellerThreadNotTheTimerThread() {
         CancellationSource source = new CancellationSource();
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         source.token().register(() -> ranOn.set(Thread.currentThread()));
@@ -35,6 +35,39 @@ class CancellationTimerTest {
         await().atMost(10, SECONDS).until(source::isCancellationRequested);
         await().atMost(10, SECONDS).until(() -> ranOn.get() != null);
         assertNotSame(Thread.currentThread(), ranOn.get());
+        assertTrue(
+                ranOn.get().getName().startsWith("refpool-canceller-"),
+                ranOn.get().getName());
+        assertTrue(ranOn.get().isDaemon());
+    }
+
+    /**
+     * Every {@code cancelAfter} of the JVM shares one timer thread: a callback that blocks (as a
+     * waiter a cancelled wait lets through may, running its function) must not hold it, or no
+     * other timer fires, the one that would end its own wait included.
+     */
+    @Test
+    void aCallbackThatBlocksHoldsBackNoOtherTimer() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch blocking = new java.util.concurrent.CountDownLatch(1);
+        CancellationSource slow = new CancellationSource();
+        slow.token().register(() -> {
+            blocking.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            slow.cancelAfter(Duration.ofMillis(1));
+            assertTrue(blocking.await(10, SECONDS));
+            CancellationSource other = new CancellationSource();
+            other.cancelAfter(Duration.ofMillis(1));
+            await().atMost(10, SECONDS).until(other::isCancellationRequested);
+        } finally {
+            release.countDown();
+        }
     }
 
     @Test

@@ -28,9 +28,9 @@ final class OwnThreads {
 
     /**
      * Runs what a passed time limit sets off (the interrupt of {@code RunControl} and {@code
-     * AsyncCalls}, the end of a timed wait, {@link Waits#arm}) off the one timer thread every {@code
-     * cancelAfter} of the JVM shares, so an interrupter that takes long, or a factory a timed-out
-     * wait lets run, delays no other timer. Its threads are daemons, reused, and end after a minute idle, so a
+     * AsyncCalls}, the end of a timed wait, {@link Waits#arm}) on threads of the pool's own, known
+     * as interrupter threads, so an interrupter that takes long, or a factory a timed-out wait lets
+     * run, delays no other timer. Its threads are daemons, reused, and end after a minute idle, so a
      * storm of limits passing at once costs a few threads, not one each. What handing the work over
      * throws ({@link OutOfMemoryError} when no thread can be made) reaches the caller, and
      * {@code work} then never runs.

@@ -281,8 +281,7 @@ final class RunControl<K, V> {
     /**
      * Arms {@code timeout} to cancel {@code timer}, the token of a {@code callAsync} whose limit
      * bounds its function: the cancel runs the interrupter of a running function, so it is handed
-     * to an interrupter thread, as {@code Run.limitPassed} hands a synchronous call's, never run on
-     * the JVM's one timer thread. A zero limit cancels here, before the call starts (nothing is
+     * to an interrupter thread, as {@code Run.limitPassed} hands a synchronous call's. A zero limit cancels here, before the call starts (nothing is
      * registered on the timer yet, so no interrupter runs on this thread), so the call fails
      * without running its function whenever the interrupter threads run.
      *
@@ -363,10 +362,10 @@ final class RunControl<K, V> {
         }
 
         /**
-         * The call's limit passed, on the one timer thread every {@code cancelAfter} of the JVM
-         * shares: a function not yet started is stopped here, and one running is interrupted on an
-         * interrupter thread ({@link OwnThreads#interrupt}), so an interrupter that takes long (an engine that stops a
-         * script in rounds) delays no other timer. If no thread can be had, it runs here.
+         * The call's limit passed, on the thread {@code cancelAfter} cancels on (never the JVM's
+         * one timer thread): a function not yet started is stopped here, and one running is
+         * interrupted on an interrupter thread ({@link OwnThreads#interrupt}), the thread a
+         * close and an interrupter's own calls know as one. If no thread can be had, it runs here.
          */
         void limitPassed() {
             if (state.compareAndSet(STARTING, STOPPED) || state.get() != RUNNING) {

@@ -82,9 +82,9 @@ final class Waits {
     }
 
     /**
-     * Arms {@code timer} to be cancelled after {@code timeout} on a thread of the pool's own, not on
-     * the JVM's one timer thread: a wait it ends may let the waiters behind it through, and their
-     * continuations (another request's factory, its disposers) then run where it is cancelled.
+     * Arms {@code timer} to be cancelled after {@code timeout} on a thread of the pool's own: a wait
+     * it ends may let the waiters behind it through, and their continuations (another request's
+     * factory, its disposers) then run where it is cancelled.
      */
     static void arm(CancellationSource timer, Duration timeout) {
         timer.cancelAfter(timeout, OwnThreads::interrupt);
