@@ -12,7 +12,9 @@ package io.refpool.core;
  *
  * <p>The default logs each error through {@link System.Logger} {@code io.refpool} at
  * {@code WARNING}. The listener runs on whichever thread met the error (often an attached one) and
- * must not block; an exception it throws is logged and otherwise ignored.
+ * must not block; an exception it throws is logged, with the report it was given, and otherwise
+ * ignored; if the log throws too, that is ignored as well: a report never fails the pool code that
+ * made it.
  */
 @FunctionalInterface
 public interface ErrorListener {

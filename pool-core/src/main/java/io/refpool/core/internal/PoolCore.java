@@ -415,8 +415,18 @@ public final class PoolCore<K, V> implements PoolState {
         try {
             errors.onError(error);
         } catch (Throwable listenerFailure) {
-            LOGGING_LISTENER.onError(
-                    new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
+            Waits.keepInterrupt(listenerFailure);
+            try { // the report itself, with its cause, then the listener's failure
+                if (errors != LOGGING_LISTENER) {
+                    LOGGING_LISTENER.onError(error);
+                }
+                LOGGING_LISTENER.onError(
+                        new PoolError(kind, key, "the error listener failed on: " + message, listenerFailure));
+            } catch (Throwable loggingFailure) {
+                // the log failed too (a handler that throws): nothing is left to tell, and a report
+                // never fails the pool code that made it (a handle's close, a drain, an interrupt)
+                Waits.keepInterrupt(loggingFailure);
+            }
         }
     }
 

@@ -388,21 +388,22 @@ final class RunControl<K, V> {
             }
             interruptedBy = Thread.currentThread();
             interrupting.add(this);
-            Interrupter.Outcome result;
-            Interrupter.Outcome second;
+            Interrupter.Outcome result = Interrupter.Outcome.RETIRE; // if anything below throws
+            Interrupter.Outcome second = other == null ? null : Interrupter.Outcome.RETIRE;
             try {
                 result = interrupt(entry);
                 second = other == null ? null : interrupt(other);
             } finally {
                 interrupting.remove(this);
                 interruptedBy = null;
-            }
-            outcome = result;
-            otherOutcome = second;
-            state.set(INTERRUPTED);
-            Thread waiting = waiter;
-            if (waiting != null) {
-                LockSupport.unpark(waiting);
+                // whatever happened, the call waiting in awaitOutcome learns an outcome and goes on
+                outcome = result;
+                otherOutcome = second;
+                state.set(INTERRUPTED);
+                Thread waiting = waiter;
+                if (waiting != null) {
+                    LockSupport.unpark(waiting);
+                }
             }
         }
 
