@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * with an attachment open keeps its hold of the gate for ever: the pool's close and every
  * {@code stopTheWorld()} (in {@link AttachMode#GLOBAL} mode, every attach) wait for it, and the
  * pool reports the thread by name as {@link PoolError.Kind#THREAD_ENDED_ATTACHED} when a close
- * starts, a bounded close reaches its limit, or a timed wait for the gate times out.
+ * starts, a bounded close reaches its limit, or a timed wait of the pool times out.
  */
 public interface Attachment extends AutoCloseable {
     /**

@@ -99,11 +99,13 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
          */
         REVIVE_CHECK_FAILED,
         /**
-         * A thread ended with an attachment open: its hold of the pool's gate is never given back,
-         * so {@code stopTheWorld()} and the pool's close wait for it for ever (a bounded {@code
+         * A thread ended with an attachment open (or lost it: its thread-locals were cleared while
+         * it was attached): its hold of the pool's gate is never given back, so {@code
+         * stopTheWorld()} and the pool's close wait for it for ever (a bounded {@code
          * close(Duration)} returns {@code false}), and in {@link AttachMode#GLOBAL} mode every attach
          * does. Reported once per thread, when a close starts, when a bounded close reaches its
-         * limit, or when a timed wait for the gate times out; the message names the thread.
+         * limit, or when a timed wait (an attach, a {@code stopTheWorld()}, an acquire or a call with
+         * a limit) times out; the message names the thread.
          */
         THREAD_ENDED_ATTACHED
     }

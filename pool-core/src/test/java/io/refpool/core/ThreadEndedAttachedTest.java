@@ -6,11 +6,26 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.sync.WaitTimeoutException;
+import io.refpool.testkit.TestKit;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A thread that ends with an attachment open keeps its hold of the gate for ever: the pool cannot
@@ -85,5 +100,92 @@ class ThreadEndedAttachedTest {
         assertTrue(known <= 128, "at most twice the threads alive, and the first sweep's 64: " + known);
         pool.close();
         assertTrue(reported().isEmpty(), errors.toString());
+    }
+
+    /** Timed waits of every kind, each made on a {@code GLOBAL} pool whose gate a dead thread holds. */
+    static Stream<Arguments> timedWaits() {
+        return Stream.of(
+                Arguments.of("attach", (Consumer<RefPool<String, Object>>)
+                        pool -> pool.attach(Duration.ofMillis(50)).close()),
+                Arguments.of("acquire", (Consumer<RefPool<String, Object>>)
+                        pool -> pool.acquire("k", Duration.ofMillis(50)).close()),
+                Arguments.of("call", (Consumer<RefPool<String, Object>>)
+                        pool -> pool.call("k", Duration.ofMillis(50), o -> o)),
+                Arguments.of("acquireAsync", (Consumer<RefPool<String, Object>>) pool ->
+                        join(pool.acquireAsync("k", Duration.ofMillis(50)).toCompletableFuture())),
+                Arguments.of("callAsync", (Consumer<RefPool<String, Object>>) pool ->
+                        join(pool.callAsync("k", Duration.ofMillis(50), o -> o).toCompletableFuture())));
+    }
+
+    private static void join(CompletableFuture<?> stage) {
+        try {
+            stage.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new CompletionException(e.getCause());
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("timedWaits")
+    void aTimedWaitThatTimesOutNamesTheThread(String what, Consumer<RefPool<String, Object>> wait) throws Exception {
+        RefPool<String, Object> pool = pool(AttachMode.GLOBAL);
+        runAndEnd("dies-attached", pool::attach);
+
+        assertThrows(WaitTimeoutException.class, () -> wait.accept(pool));
+
+        assertEquals(1, reported().size(), errors.toString());
+        pool.close(Duration.ZERO);
+    }
+
+    /**
+     * The common fork-join pool's workers clear their thread-locals between tasks (JDK 19 on): a
+     * worker that uses the pool after every idle spell has a new state each time, and the old ones,
+     * of a thread that is still alive, are not kept. One that lost its state while attached (a task
+     * that left its attachment open) is reported.
+     */
+    @Test
+    @EnabledForJreRange(min = JRE.JAVA_21)
+    void aWorkerWhoseThreadLocalsAreClearedLeavesNoStatesBehind() throws Exception {
+        RefPool<String, Object> pool = pool(AttachMode.SHARED);
+        Set<Thread> workers = new HashSet<>();
+        for (int i = 0; i < 300; i++) {
+            AtomicReference<Thread> ran = new AtomicReference<>();
+            CompletableFuture.runAsync(() -> {
+                        ran.set(Thread.currentThread());
+                        pool.call("k", o -> o);
+                    })
+                    .get(10, TimeUnit.SECONDS);
+            workers.add(ran.get());
+            TestKit.awaitParked(ran.get()); // idle: its thread-locals were cleared before it parked
+        }
+        int known = pool.core().knownThreads();
+        assertTrue(known <= 64, "workers " + workers.size() + ", states kept " + known);
+
+        AtomicReference<Thread> leaker = new AtomicReference<>();
+        CompletableFuture.runAsync(() -> {
+                    leaker.set(Thread.currentThread());
+                    pool.attach(); // never closed: the task ends attached, its worker lives on
+                })
+                .get(10, TimeUnit.SECONDS);
+        TestKit.awaitParked(leaker.get());
+        java.util.concurrent.atomic.AtomicBoolean usedAgain = new java.util.concurrent.atomic.AtomicBoolean();
+        for (int attempt = 0; attempt < 1_000 && !usedAgain.get(); attempt++) {
+            // the worker's next use of the pool finds its state gone and makes another
+            CompletableFuture.runAsync(() -> {
+                        if (Thread.currentThread() == leaker.get()) {
+                            pool.call("k", o -> o);
+                            usedAgain.set(true);
+                        }
+                    })
+                    .get(10, TimeUnit.SECONDS);
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                usedAgain.get(), "no task of the common pool landed on the worker");
+        assertFalse(pool.close(Duration.ofMillis(100)), "the lost hold keeps the close waiting");
+        List<PoolError> reported = reported();
+        assertEquals(1, reported.size(), errors.toString());
+        assertTrue(reported.get(0).message().contains("lost its attachment to pool 'ended'"), reported.toString());
     }
 }

@@ -426,8 +426,12 @@ final class Acquirer<K, V> {
                 return; // the caller settled the future and so ended the wait: its outcome stands, no timeout
             }
             Throwable cause = Waits.unwrapped(failure);
-            result.completeExceptionally(
-                    fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
+            if (fired && cause instanceof CancellationException) {
+                attacher.reportThreadsEndedAttached(); // one may hold the gate this waited for
+                result.completeExceptionally(Waits.counted(timedOut, pool));
+            } else {
+                result.completeExceptionally(cause);
+            }
         });
         // settled by the caller (a cancel, or a value of its own): end the wait; settled by the
         // acquire, the wait is over and this ends nothing

@@ -156,8 +156,12 @@ public final class AsyncCalls<K, V> {
                 return; // the caller settled the stage and so ended the call: its outcome stands, no timeout
             }
             Throwable cause = Waits.unwrapped(failure);
-            result.completeExceptionally(
-                    fired && cause instanceof CancellationException ? Waits.counted(timedOut, pool) : cause);
+            if (fired && cause instanceof CancellationException) {
+                attacher.reportThreadsEndedAttached(); // one may hold the gate this waited for
+                result.completeExceptionally(Waits.counted(timedOut, pool));
+            } else {
+                result.completeExceptionally(cause);
+            }
         });
         // settled by the caller (a cancel, or a value of its own): the call's waits end, as in the
         // token form, and a function already running is not interrupted for it, only by its limit;

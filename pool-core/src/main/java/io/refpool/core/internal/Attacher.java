@@ -100,19 +100,28 @@ final class Attacher<K, V> {
      * Reports each thread that ended attached, once: a thread that dies with an attachment open
      * never gives its hold of the gate back, so the pool's close, every {@code stopTheWorld()} and,
      * in {@code GLOBAL} mode, every attach wait for it for ever. Called when a close starts, when a
-     * bounded close reaches its limit and when a timed wait for the gate times out.
+     * bounded close reaches its limit and when a timed wait of the pool times out (it may be for the gate).
      */
     void reportThreadsEndedAttached() {
         for (AttachState s : known.takeEndedAttached()) {
-            pool.report(
-                    io.refpool.core.PoolError.Kind.THREAD_ENDED_ATTACHED,
-                    null,
-                    "thread '" + s.thread.getName() + "' ended attached to pool '" + pool.name()
-                            + "' (an attachment it never closed): its hold of the gate is never given back, so "
-                            + (mode == AttachMode.GLOBAL ? "every attach, " : "")
-                            + "stopTheWorld() and the pool's close wait for it for ever",
-                    null);
+            reportLostHold(s, "ended attached to pool '" + pool.name() + "' (an attachment it never closed)");
         }
+        for (AttachState s : known.takeOrphans()) {
+            reportLostHold(
+                    s,
+                    "lost its attachment to pool '" + pool.name() + "': its thread-locals were cleared while"
+                            + " it was attached");
+        }
+    }
+
+    private void reportLostHold(AttachState s, String what) {
+        pool.report(
+                io.refpool.core.PoolError.Kind.THREAD_ENDED_ATTACHED,
+                null,
+                "thread '" + s.thread.getName() + "' " + what + ": its hold of the gate is never given back, so "
+                        + (mode == AttachMode.GLOBAL ? "every attach, " : "")
+                        + "stopTheWorld() and the pool's close wait for it for ever",
+                null);
     }
 
     /** {@return how many threads' states this pool knows}, for tests */

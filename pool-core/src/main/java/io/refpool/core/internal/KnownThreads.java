@@ -2,6 +2,7 @@ package io.refpool.core.internal;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,29 +12,38 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * can be named: its hold of the gate is never given back, so every {@code stopTheWorld()} and the
  * pool's close wait for it for ever, and the one who waits should learn why.
  *
- * <p>A state is added once, when its thread first uses the pool (the thread-local's initial value),
- * never on an attach; so attaching writes nothing here. The set is swept when it has doubled since
- * the last sweep: the states of threads that ended detached are dropped, so it holds at most about
- * twice the states of the threads alive. A thread's writes to its own state happen before another
- * thread sees it not alive, so a dead thread's depth is read exactly.
+ * <p>A thread's state is recorded when its thread-local starts (the thread's first use of the
+ * pool, or its first use since its thread-locals were cleared, as some executors do between
+ * tasks), never on an attach; so attaching writes nothing here. It is keyed by the thread: a state
+ * replaced while attached lost its hold of the gate with the thread-locals, and is kept apart as
+ * an orphan to be reported. The map is swept when it has doubled since the last sweep: the states
+ * of threads that ended detached are dropped, so it holds at most about twice the threads alive. A
+ * thread's writes to its own state happen before another thread sees it not alive, so a dead
+ * thread's depth is read exactly.
  */
 final class KnownThreads {
     /** No sweep below this many states. */
     private static final int FIRST_SWEEP = 64;
 
-    private final Set<AttachState> states = ConcurrentHashMap.newKeySet();
+    private final Map<Thread, AttachState> states = new ConcurrentHashMap<>();
+
+    /** States replaced while attached: their holds of the gate are lost. */
+    private final Set<AttachState> orphans = ConcurrentHashMap.newKeySet();
 
     /** One sweep at a time; a thread that finds one running goes on. */
     private final AtomicBoolean sweeping = new AtomicBoolean();
 
     private volatile int sweepAt = FIRST_SWEEP;
 
-    /** {@return {@code s}}, the state of a thread that is using the pool for the first time, now known */
+    /** {@return {@code s}}, the new state of the calling thread (its thread-local just started), now known */
     AttachState add(AttachState s) {
-        states.add(s);
+        AttachState replaced = states.put(s.thread, s);
+        if (replaced != null && replaced.depth > 0) { // this thread's own: its depth is exact
+            orphans.add(replaced);
+        }
         if (states.size() >= sweepAt && sweeping.compareAndSet(false, true)) {
             try {
-                states.removeIf(known -> !known.thread.isAlive() && known.depth == 0);
+                states.values().removeIf(known -> !known.thread.isAlive() && known.depth == 0);
                 sweepAt = Math.max(FIRST_SWEEP, 2 * states.size());
             } finally {
                 sweeping.set(false);
@@ -44,7 +54,7 @@ final class KnownThreads {
 
     /** Forgets the state of a thread that dropped it (the pool closed). */
     void forget(AttachState s) {
-        states.remove(s);
+        states.remove(s.thread, s);
     }
 
     /**
@@ -53,16 +63,27 @@ final class KnownThreads {
      */
     List<AttachState> takeEndedAttached() {
         List<AttachState> ended = new ArrayList<>(0);
-        for (AttachState s : states) {
-            if (!s.thread.isAlive() && s.depth > 0 && states.remove(s)) {
+        for (AttachState s : states.values()) {
+            if (!s.thread.isAlive() && s.depth > 0 && states.remove(s.thread, s)) {
                 ended.add(s);
             }
         }
         return ended;
     }
 
+    /** {@return the states their threads lost while attached}, each returned once */
+    List<AttachState> takeOrphans() {
+        List<AttachState> taken = new ArrayList<>(0);
+        for (AttachState s : orphans) {
+            if (orphans.remove(s)) {
+                taken.add(s);
+            }
+        }
+        return taken;
+    }
+
     /** {@return how many states are known}, for tests */
     int size() {
-        return states.size();
+        return states.size() + orphans.size();
     }
 }
