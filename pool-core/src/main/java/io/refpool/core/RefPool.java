@@ -1218,14 +1218,19 @@ public final class RefPool<K, V> implements AutoCloseable {
 
         /**
          * Sets where {@link RefPool#callAsync callAsync} runs its function once every wait is
-         * granted. Default: {@link java.util.concurrent.ForkJoinPool#commonPool()}. The function never
-         * runs on the caller inside {@code callAsync}, nor on the thread whose release granted its
-         * wait; a task this executor runs on the handing thread, rejects, or fails to take, runs on a
-         * new thread of the pool's own instead. In {@code GLOBAL} mode a function queued here holds
-         * the one gate while it waits for a thread, and a function that waits inside (for an object
-         * another thread is creating, or for a section) gives the gate up and takes it back in line:
-         * if the next holder is a function queued behind it on the same thread, neither ever runs.
-         * There, give this executor a thread for each call that may wait inside its function.
+         * granted. Default: daemon threads of the library's ({@code refpool-call-N}), made when none
+         * is idle, reused, and ended after a minute idle. The function never runs on the caller
+         * inside {@code callAsync}, nor on the thread whose release granted its wait; a task this
+         * executor runs on the handing thread, rejects, or fails to take, runs on a new thread of the
+         * pool's own instead.
+         *
+         * <p>A function queued here holds what its waits were granted: its attachment and, in {@code
+         * PER_OBJECT} mode, its object's section (in {@code GLOBAL} mode, the one gate). On an
+         * executor with fewer threads than the calls that may wait inside their function, a running
+         * function can wait for one queued behind it on the same thread, and neither ever runs: a
+         * nested {@code call} of a key whose queued function holds its section, or, in {@code GLOBAL}
+         * mode, the gate taken back in line after a wait for a creation or a section. Give such an
+         * executor a thread for each call that may wait inside its function, as the default does.
          *
          * <pre>{@code
          * ExecutorService scripts = Executors.newFixedThreadPool(8);

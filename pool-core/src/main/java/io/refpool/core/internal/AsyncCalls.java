@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  * section, which may be attached and inside sections of its own, and the function would run nested
  * in them (its own {@code call} of a key that thread holds would fail, or wait for a section that
  * thread holds while that thread waits for the function). Once every wait is granted, the function
- * is handed to the pool's call executor (the common fork-join pool unless the builder set one), and
+ * is handed to the pool's call executor (the library's call threads unless the builder set one), and
  * runs there on a thread that is not attached to the pool. An executor that runs the task on the
  * handing thread, rejects it or fails (even with an {@code Error}), or a thread of it that is
  * attached to this pool already, gets the task moved to a new thread of the pool's own, so the

@@ -266,6 +266,9 @@ public final class Calls<K, V> {
         boolean aFirst = a.order < b.order;
         Entry<K, V> outer = aFirst ? a : b;
         Entry<K, V> inner = aFirst ? b : a;
+        // holding the inner section while waiting for the outer one could wait for a thread that
+        // holds the outer and waits for the inner: refused before any wait, as holding the outer is
+        inner.section().refuseHeldByThisThread(inner, pool);
         return inSection(outer, fn, () -> inSection(inner, fn, () -> runControlled(a, b, fn)));
     }
 

@@ -1,5 +1,6 @@
 package io.refpool.core.internal;
 
+import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -39,17 +40,39 @@ final class OwnThreads {
         Interrupters.EXECUTOR.execute(work);
     }
 
+    /**
+     * {@return the default call executor}: a thread for each {@code callAsync} function that finds
+     * none idle, daemons, reused, ended after a minute idle, shared by every pool. A function queued
+     * there holds its attachment and its section while it waits for a thread; on an executor with a
+     * bound (the common fork-join pool has one thread on a two-core machine) a function running that
+     * waits for what a queued one holds (a nested {@code call} of its key, the gate taken back in
+     * line) would wait for ever, so the default has none.
+     */
+    static Executor calls() {
+        return Calls.EXECUTOR;
+    }
+
     /** Lazy holder: the executor exists once a limit has passed with a function running. */
     private static final class Interrupters {
-        static final ThreadPoolExecutor EXECUTOR =
-                new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), work -> {
-                    // shared by every pool and reused: inherit no thread-locals and no context class
-                    // loader of whichever thread (the timer's, a caller's) happened to start it
-                    Thread thread =
-                            new Thread(null, work, "refpool-interrupter-" + STARTED.incrementAndGet(), 0, false);
-                    thread.setDaemon(true);
-                    thread.setContextClassLoader(OwnThreads.class.getClassLoader());
-                    return thread;
-                });
+        static final ThreadPoolExecutor EXECUTOR = cached("refpool-interrupter-");
+    }
+
+    /** Lazy holder: the executor exists once a pool without a call executor of its own ran a {@code callAsync}. */
+    private static final class Calls {
+        static final ThreadPoolExecutor EXECUTOR = cached("refpool-call-");
+    }
+
+    /**
+     * {@return an executor of daemon threads named {@code prefix} and a number, made as needed and
+     * ended after a minute idle}: shared by every pool and reused, they inherit no thread-locals and
+     * no context class loader of whichever thread (the timer's, a caller's) happened to start them
+     */
+    private static ThreadPoolExecutor cached(String prefix) {
+        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), work -> {
+            Thread thread = new Thread(null, work, prefix + STARTED.incrementAndGet(), 0, false);
+            thread.setDaemon(true);
+            thread.setContextClassLoader(OwnThreads.class.getClassLoader());
+            return thread;
+        });
     }
 }

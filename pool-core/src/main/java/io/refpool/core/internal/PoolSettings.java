@@ -12,7 +12,6 @@ import io.refpool.core.ObjectValidator;
 import io.refpool.core.SectionHooks;
 import java.time.Duration;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import java.util.function.Consumer;
 
 /**
@@ -22,7 +21,7 @@ import java.util.function.Consumer;
  * @param disposer disposes an object
  * @param attachMode the gate's mode
  * @param executor where drainers run ({@code null}: the library's drainer threads)
- * @param callExecutor where {@code callAsync} functions run ({@code null}: the common fork-join pool)
+ * @param callExecutor where {@code callAsync} functions run ({@code null}: the library's call threads)
  * @param drainDelayNanos how long releases may stay pending with nobody attaching
  * @param drainThreshold how many pending releases make a drainer run at once
  * @param errorListener where failures are reported ({@code null}: a {@code System.Logger})
@@ -77,9 +76,9 @@ public record PoolSettings<K, V>(
         return executor == null ? DrainerThreads.shared() : executor;
     }
 
-    /** {@return where {@code callAsync} functions run: the configured executor, or the common fork-join pool} */
+    /** {@return where {@code callAsync} functions run: the configured executor, or the library's call threads} */
     Executor callFunctions() {
-        return callExecutor == null ? ForkJoinPool.commonPool() : callExecutor;
+        return callExecutor == null ? OwnThreads.calls() : callExecutor;
     }
 
     /** {@return the listener of failures: the configured one, or a {@code System.Logger}} */

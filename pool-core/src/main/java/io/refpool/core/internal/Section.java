@@ -261,6 +261,16 @@ final class Section {
     }
 
     /**
+     * Refuses, as {@link #enter(Entry, PoolState)} does, if the calling thread holds this section (of
+     * {@code entry}): a two-key call checks its second section before it waits for its first.
+     */
+    void refuseHeldByThisThread(Entry<?, ?> entry, PoolState pool) {
+        if (holder() == Thread.currentThread().getId()) {
+            throw reentry(CALL, entry, pool.name());
+        }
+    }
+
+    /**
      * {@link #enter(Entry, PoolState)} waiting at most {@code timeout}; a free section is taken with no timer
      * armed. A timeout is counted by {@code pool}.
      */
