@@ -207,18 +207,26 @@ final class PoolCounters {
                         liveAndIdle[1]++;
                     }
                 });
+        // the causes read once, the total their sum, so the two agree; read before the creations,
+        // so an object made and disposed meanwhile cannot show more disposals than creations
+        Map<DisposalCause, Long> byCause = disposalsByCause();
+        long disposed = 0;
+        for (long count : byCause.values()) {
+            disposed += count;
+        }
+        long created = creations.sum();
         return new PoolStats(
                 liveAndIdle[0],
                 liveAndIdle[1],
                 pendingReleases,
                 drains.sum(),
-                creations.sum(),
-                disposals(),
+                created,
+                disposed,
                 evictions(),
                 idleHits(),
                 capacityWaiters,
                 leaks.sum(),
-                disposalsByCause(),
+                byCause,
                 timeouts.sum(),
                 heldTooLong.sum());
     }
