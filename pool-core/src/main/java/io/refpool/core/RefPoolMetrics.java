@@ -110,6 +110,9 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
 
     private final Map<MeterRegistry, Binding> bindings = new IdentityHashMap<>();
 
+    /** Meters of this binding that a registry refused to remove: its own, should it bind there again. */
+    private final Map<MeterRegistry, Set<Meter>> leftovers = new IdentityHashMap<>();
+
     private record Binding(List<Meter> meters, PoolTimings.Recorder recorder) {}
 
     /**
@@ -152,15 +155,17 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
             return;
         }
         synchronized (BINDING) { // the registry's meters read before and registered after, by one binding at a time
-            Registration registration = new Registration(registry);
+            Registration registration =
+                    new Registration(registry, leftovers.getOrDefault(registry, Collections.emptySet()));
             PoolTimings.Recorder recorder;
             try {
                 registerAll(registration);
                 recorder = timings == null ? null : bindTimers(registration);
             } catch (RuntimeException | Error e) {
-                registration.meters.forEach(registry::remove);
+                removeAll(registry, registration.meters, e);
                 throw e;
             }
+            leftovers.remove(registry);
             bindings.put(registry, new Binding(registration.meters, recorder));
         }
     }
@@ -168,20 +173,53 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
     /**
      * Removes the meters this registered from every registry it is bound to, and stops recording
      * the pool's durations for them; a later {@link #bindTo} registers them again. The pool itself
-     * is not closed.
+     * is not closed. A registry whose {@code remove} throws holds back no other: every registry is
+     * unbound, and the first failure is thrown, the later ones suppressed on it; the meters it kept
+     * are this binding's again should it bind to that registry once more.
      */
     @Override
     public synchronized void close() {
+        Throwable failure = null;
         synchronized (BINDING) {
             for (Map.Entry<MeterRegistry, Binding> bound : bindings.entrySet()) {
                 Binding binding = bound.getValue();
                 if (binding.recorder() != null) {
                     timings.remove(binding.recorder());
                 }
-                binding.meters().forEach(bound.getKey()::remove);
+                failure = removeAll(bound.getKey(), binding.meters(), failure);
             }
             bindings.clear();
         }
+        if (failure instanceof RuntimeException unchecked) {
+            throw unchecked;
+        } else if (failure != null) {
+            throw (Error) failure;
+        }
+    }
+
+    /**
+     * Removes {@code meters} from {@code registry}, each whatever the others do; a meter the
+     * registry refuses to remove is remembered as this binding's, for a later {@link #bindTo}.
+     *
+     * @return {@code failure}, or the first failure of a removal if it is {@code null}, with the
+     *     later ones suppressed on it
+     */
+    private Throwable removeAll(MeterRegistry registry, List<Meter> meters, Throwable failure) {
+        for (Meter meter : meters) {
+            try {
+                registry.remove(meter);
+            } catch (RuntimeException | Error e) {
+                leftovers
+                        .computeIfAbsent(registry, r -> Collections.newSetFromMap(new IdentityHashMap<>()))
+                        .add(meter);
+                if (failure == null) {
+                    failure = e;
+                } else if (failure != e) {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        return failure;
     }
 
     private void registerAll(Registration registration) {
@@ -309,9 +347,11 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         final List<Meter> meters = new ArrayList<>();
         private final Set<Meter> before = Collections.newSetFromMap(new IdentityHashMap<>());
 
-        Registration(MeterRegistry registry) {
+        /** {@code own}: meters of this binding the registry refused to remove before, not another's. */
+        Registration(MeterRegistry registry, Set<Meter> own) {
             this.registry = registry;
             before.addAll(registry.getMeters());
+            before.removeAll(own);
         }
 
         <M extends Meter> M add(String name, Tags all, Supplier<M> registration) {
