@@ -100,7 +100,8 @@ public record PoolError(Kind kind, Object key, String message, Throwable cause) 
         REVIVE_CHECK_FAILED,
         /**
          * A thread ended with an attachment open (or lost it: its thread-locals were cleared while
-         * it was attached): its hold of the pool's gate is never given back, so {@code
+         * it was attached, which is seen once the thread uses the pool again or ends): its hold of
+         * the pool's gate is never given back, so {@code
          * stopTheWorld()} and the pool's close wait for it for ever (a bounded {@code
          * close(Duration)} returns {@code false}), and in {@link AttachMode#GLOBAL} mode every attach
          * does. Reported once per thread, when a close starts, when a bounded close reaches its

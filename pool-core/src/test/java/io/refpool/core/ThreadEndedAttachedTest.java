@@ -107,6 +107,10 @@ class ThreadEndedAttachedTest {
         return Stream.of(
                 Arguments.of("attach", (Consumer<RefPool<String, Object>>)
                         pool -> pool.attach(Duration.ofMillis(50)).close()),
+                Arguments.of("attach, zero limit", (Consumer<RefPool<String, Object>>)
+                        pool -> pool.attach(Duration.ZERO).close()),
+                Arguments.of("stopTheWorld, zero limit", (Consumer<RefPool<String, Object>>)
+                        pool -> pool.stopTheWorld(Duration.ZERO).close()),
                 Arguments.of("acquire", (Consumer<RefPool<String, Object>>)
                         pool -> pool.acquire("k", Duration.ofMillis(50)).close()),
                 Arguments.of("call", (Consumer<RefPool<String, Object>>)
@@ -187,5 +191,35 @@ class ThreadEndedAttachedTest {
         List<PoolError> reported = reported();
         assertEquals(1, reported.size(), errors.toString());
         assertTrue(reported.get(0).message().contains("lost its attachment to pool 'ended'"), reported.toString());
+    }
+
+    /** An attachment a task left open, closed by a later task on the same worker after all: nothing is lost. */
+    @Test
+    @EnabledForJreRange(min = JRE.JAVA_21)
+    void aLostAttachmentClosedOnItsThreadAfterAllIsNotReported() throws Exception {
+        RefPool<String, Object> pool = pool(AttachMode.SHARED);
+        AtomicReference<Attachment> left = new AtomicReference<>();
+        AtomicReference<Thread> worker = new AtomicReference<>();
+        CompletableFuture.runAsync(() -> {
+                    worker.set(Thread.currentThread());
+                    left.set(pool.attach()); // left open by its task
+                })
+                .get(10, TimeUnit.SECONDS);
+        TestKit.awaitParked(worker.get()); // idle: its thread-locals were cleared
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        for (int attempt = 0; attempt < 1_000 && !closed.get(); attempt++) {
+            CompletableFuture.runAsync(() -> {
+                        if (Thread.currentThread() == worker.get()) {
+                            pool.call("k", o -> o); // a new state replaces the attached one
+                            left.get().close(); // and the old attachment is closed on its own thread
+                            closed.set(true);
+                        }
+                    })
+                    .get(10, TimeUnit.SECONDS);
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(closed.get(), "no task of the common pool landed on the worker");
+
+        assertTrue(pool.close(Duration.ofSeconds(10)), "nothing holds the gate");
+        assertTrue(reported().isEmpty(), errors.toString());
     }
 }

@@ -116,6 +116,7 @@ final class GateWaits {
     /** The gate was not free: waits in line at most {@code timeout} (zero: not at all). */
     private Guard waitWithin(Duration timeout, boolean exclusive) {
         if (timeout.isZero()) {
+            timedOut.run(); // the gate may be held by a thread that will never give it back
             pool.timedOut();
             throw new WaitTimeoutException(gateName(exclusive), timeout);
         }

@@ -71,11 +71,14 @@ final class KnownThreads {
         return ended;
     }
 
-    /** {@return the states their threads lost while attached}, each returned once */
+    /**
+     * {@return the states their threads lost while attached and still hold the gate}, each returned
+     * once; an orphan its thread closed after all (it kept the attachment object) is dropped
+     */
     List<AttachState> takeOrphans() {
         List<AttachState> taken = new ArrayList<>(0);
         for (AttachState s : orphans) {
-            if (orphans.remove(s)) {
+            if (orphans.remove(s) && s.depth > 0) {
                 taken.add(s);
             }
         }
