@@ -100,7 +100,6 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
 
     private final Tags tags;
 
-    /** What each registry bound got: its meters, and the recorder of its timers or {@code null}; guarded by this. */
     /**
      * Held by every binding of every pool from its read of the registry's meters to its last
      * registration, and by every unbinding: two pools of one name bound at once to one registry
@@ -108,6 +107,7 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
      */
     private static final Object BINDING = new Object();
 
+    /** What each registry bound got: its meters, and the recorder of its timers or {@code null}; guarded by this. */
     private final Map<MeterRegistry, Binding> bindings = new IdentityHashMap<>();
 
     /** Meters of this binding that a registry refused to remove: its own, should it bind there again. */
