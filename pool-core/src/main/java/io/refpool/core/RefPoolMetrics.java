@@ -8,12 +8,14 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.refpool.core.internal.PoolReadings;
 import io.refpool.core.internal.PoolTimings;
 import io.refpool.core.internal.PoolTimings.Timing;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -145,8 +147,9 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
      *
      * @param registry the registry
      * @throws NullPointerException if {@code registry} is null
-     * @throws IllegalStateException if {@code registry} holds a meter of this name and tags that
-     *     another binding registered (a pool of the same name); nothing is registered then
+     * @throws IllegalStateException if {@code registry} (or, for a composite registry, a registry
+     *     it holds) holds a meter of this name and tags that another binding registered (a pool of
+     *     the same name); nothing is registered then
      */
     @Override
     public synchronized void bindTo(MeterRegistry registry) {
@@ -347,14 +350,51 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         final List<Meter> meters = new ArrayList<>();
         private final Set<Meter> before = Collections.newSetFromMap(new IdentityHashMap<>());
 
+        /**
+         * The names and tags of the meters a composite registry's registries held before: a
+         * composite hands back a meter of its own, and its registries the meter they hold under
+         * that name and tags, so such a meter is refused before it is registered.
+         */
+        private final Set<List<Object>> beforeBelow = new HashSet<>();
+
         /** {@code own}: meters of this binding the registry refused to remove before, not another's. */
         Registration(MeterRegistry registry, Set<Meter> own) {
             this.registry = registry;
             before.addAll(registry.getMeters());
             before.removeAll(own);
+            if (registry instanceof CompositeMeterRegistry composite) {
+                addMetersBelow(composite);
+                for (Meter meter : own) {
+                    beforeBelow.remove(
+                            idOf(meter.getId().getName(), meter.getId().getTags()));
+                }
+            }
+        }
+
+        private void addMetersBelow(CompositeMeterRegistry composite) {
+            for (MeterRegistry below : composite.getRegistries()) {
+                for (Meter meter : below.getMeters()) {
+                    beforeBelow.add(idOf(meter.getId().getName(), meter.getId().getTags()));
+                }
+                if (below instanceof CompositeMeterRegistry nested) {
+                    addMetersBelow(nested);
+                }
+            }
+        }
+
+        private static List<Object> idOf(String name, Iterable<Tag> tags) {
+            List<Tag> sorted = new ArrayList<>();
+            tags.forEach(sorted::add);
+            sorted.sort(null); // tags compare by key
+            return List.of(name, sorted);
         }
 
         <M extends Meter> M add(String name, Tags all, Supplier<M> registration) {
+            if (beforeBelow.contains(idOf(name, all))) {
+                throw new IllegalStateException("a registry of the composite registry holds the meter " + name + all
+                        + " of another binding: a pool of the same name is bound to it"
+                        + " (close that pool's RefPoolMetrics first, or name the pools apart)");
+            }
             M registered = registration.get();
             if (before.contains(registered)) {
                 throw new IllegalStateException("the registry already holds the meter " + name + all + " (as "
