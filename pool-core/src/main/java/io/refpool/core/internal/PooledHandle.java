@@ -97,8 +97,8 @@ class PooledHandle<K, V> implements Handle<V> {
 
     private void checkOpen(String operation) {
         if (closed) {
-            throw new IllegalStateException(
-                    operation + " on the handle for key " + Keys.describe(entry.key) + ", which is already closed");
+            throw new IllegalStateException(operation + " on the handle for key " + Keys.describe(entry.key)
+                    + " of pool '" + handles.name() + "', which is already closed");
         }
     }
 
@@ -149,8 +149,8 @@ class PooledHandle<K, V> implements Handle<V> {
     public CompletionStage<Guard> sectionAsync(CancellationToken token) {
         Objects.requireNonNull(token, "token");
         if (closed) {
-            return CompletableFuture.failedFuture(new IllegalStateException(
-                    "sectionAsync() on the handle for key " + Keys.describe(entry.key) + ", which is already closed"));
+            return CompletableFuture.failedFuture(new IllegalStateException("sectionAsync() on the handle for key "
+                    + Keys.describe(entry.key) + " of pool '" + handles.name() + "', which is already closed"));
         }
         handles.pool.hook(PoolHooks.Point.SECTION_CHECKED);
         return Section.enterAsync(handles, entry, token, false, null);
