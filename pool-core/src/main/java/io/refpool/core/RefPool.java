@@ -601,6 +601,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * token was cancelled already, even if the object is there, or while waiting ({@link
      * java.util.concurrent.CancellationException}: the stage reads as cancelled), the factory failed.
      *
+     * <p>The stage completes on the thread whose release granted the wait, or that made the object:
+     * it may be attached and inside calls and sections of its own, so a dependent that uses the
+     * pool belongs on a thread of its own ({@code thenApplyAsync}).
+     *
      * @param key the key
      * @param token cancels the wait for the gate or for capacity
      * @return a stage completed with the handle, or failed as above
