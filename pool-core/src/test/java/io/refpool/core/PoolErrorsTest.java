@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -168,21 +165,8 @@ class PoolErrorsTest {
 
     @Test
     void theDefaultListenerLogsToTheRefpoolSystemLoggerAtWarning() throws Exception {
-        // System.Logger is backed by java.util.logging here; the module does not read java.logging,
-        // so the test reaches it reflectively: a StreamHandler on the "io.refpool" logger
-        Class<?> loggerClass = Class.forName("java.util.logging.Logger");
-        Class<?> handlerClass = Class.forName("java.util.logging.Handler");
-        Object log = loggerClass.getMethod("getLogger", String.class).invoke(null, "io.refpool");
-        ByteArrayOutputStream text = new ByteArrayOutputStream();
-        Object handler = Class.forName("java.util.logging.StreamHandler")
-                .getConstructor(OutputStream.class, Class.forName("java.util.logging.Formatter"))
-                .newInstance(
-                        text,
-                        Class.forName("java.util.logging.SimpleFormatter")
-                                .getConstructor()
-                                .newInstance());
-        loggerClass.getMethod("addHandler", handlerClass).invoke(log, handler);
-        try {
+        // System.Logger is backed by java.util.logging here, reached reflectively (see the helper)
+        String logged = ReportNeverFailsItsCallerTest.logged(() -> {
             RefPool<String, String> pool = RefPool.<String, String>builder(key -> {
                         throw new IllegalStateException("the engine refused a session");
                     })
@@ -191,11 +175,7 @@ class PoolErrorsTest {
                 assertThrows(IllegalStateException.class, () -> pool.acquire("tenant-7"));
             }
             pool.close();
-        } finally {
-            handlerClass.getMethod("flush").invoke(handler);
-            loggerClass.getMethod("removeHandler", handlerClass).invoke(log, handler);
-        }
-        String logged = text.toString(StandardCharsets.UTF_8);
+        });
         assertTrue(logged.contains("WARNING: the factory failed for key 'tenant-7'"), logged);
         assertTrue(logged.contains("java.lang.IllegalStateException: the engine refused a session"), logged);
     }

@@ -78,6 +78,16 @@ class ReportNeverFailsItsCallerTest {
         return text.toString(StandardCharsets.UTF_8);
     }
 
+    private static void assertNothingEscaped(Throwable escaped) {
+        assertDoesNotThrow(
+                () -> {
+                    if (escaped != null) {
+                        throw escaped;
+                    }
+                },
+                "Handle.close() threw the log backend's failure");
+    }
+
     @Test
     void aDisposerFailureWithTheDefaultListenerNeverEscapesHandleCloseWhenLoggingFails() throws Exception {
         Engine engine = new Engine();
@@ -103,13 +113,7 @@ class ReportNeverFailsItsCallerTest {
         });
         pool.close();
         engine.assertAllDisposedExactlyOnce();
-        assertDoesNotThrow(
-                () -> {
-                    if (escaped[0] != null) {
-                        throw escaped[0];
-                    }
-                },
-                "Handle.close() threw the log backend's failure");
+        assertNothingEscaped(escaped[0]);
     }
 
     @Test
@@ -146,13 +150,7 @@ class ReportNeverFailsItsCallerTest {
         pool.close();
         assertEquals(3, engine.created.size());
         engine.assertAllDisposedExactlyOnce();
-        assertDoesNotThrow(
-                () -> {
-                    if (escaped[0] != null) {
-                        throw escaped[0];
-                    }
-                },
-                "Handle.close() threw the log backend's failure");
+        assertNothingEscaped(escaped[0]);
     }
 
     @Test

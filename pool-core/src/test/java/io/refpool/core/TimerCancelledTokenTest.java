@@ -32,6 +32,19 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class TimerCancelledTokenTest {
 
+    /** A stop of the world, parked in line behind the holder until {@code limit} is cancelled. */
+    private static TestKit.Forked<Void> stopTheWorldInLine(RefPool<String, Session> pool, CancellationSource limit) {
+        TestKit.Forked<Void> stopper = TestKit.forkRun("stopper", () -> {
+            try (Attachment world = pool.stopTheWorld(limit.token())) {
+                fail("the holder never left");
+            } catch (CancellationException expected) {
+                // the caller's own limit
+            }
+        });
+        TestKit.awaitParked(stopper.thread);
+        return stopper;
+    }
+
     @ParameterizedTest(name = "{0} bias {1}")
     @CsvSource({"SHARED,true", "SHARED,false", "PER_OBJECT,true", "PER_OBJECT,false"})
     void aTimedWaitInAnAttachAsyncFunctionGrantedByATimerCancelStillTimesOut(AttachMode mode, boolean bias)
@@ -52,14 +65,7 @@ class TimerCancelledTokenTest {
         });
         holding.await();
         CancellationSource stopLimit = new CancellationSource();
-        TestKit.Forked<Void> stopper = TestKit.forkRun("stopper", () -> {
-            try (Attachment world = pool.stopTheWorld(stopLimit.token())) {
-                fail("the holder never left");
-            } catch (CancellationException expected) {
-                // the caller's own limit
-            }
-        });
-        TestKit.awaitParked(stopper.thread);
+        TestKit.Forked<Void> stopper = stopTheWorldInLine(pool, stopLimit);
         AtomicReference<String> ranOn = new AtomicReference<>();
         CompletableFuture<String> call = pool.attachAsync(CancellationToken.none(), attachment -> {
                     ranOn.set(Thread.currentThread().getName());
@@ -116,14 +122,7 @@ class TimerCancelledTokenTest {
         });
         holding.await();
         CancellationSource stopLimit = new CancellationSource();
-        TestKit.Forked<Void> stopper = TestKit.forkRun("stopper", () -> {
-            try (Attachment world = pool.stopTheWorld(stopLimit.token())) {
-                fail("the holder never left");
-            } catch (CancellationException expected) {
-                // the caller's own limit
-            }
-        });
-        TestKit.awaitParked(stopper.thread);
+        TestKit.Forked<Void> stopper = stopTheWorldInLine(pool, stopLimit);
         CompletableFuture<Handle<Session>> acquired =
                 pool.acquireAsync("y", CancellationToken.none()).toCompletableFuture();
         stopLimit.cancelAfter(Duration.ofMillis(50));
