@@ -845,9 +845,10 @@ public final class RefPool<K, V> implements AutoCloseable {
      * {@link LeakDetection#OFF}, for ever). It waits for running calls, and for a {@code callAsync}
      * whose function sits in the call executor's queue (it holds its attachment):
      * {@link #close(Duration)} bounds that wait. Idempotent. Called from a warm-up's factory, whose
-     * creation every close waits for, or from the interrupter, whose call it waits for, it returns
-     * without waiting for the close, which goes on on another thread and finishes after the factory
-     * or the call returns. Called from a {@code GLOBAL} factory, which runs with the gate given up,
+     * creation every close waits for, from the interrupter, whose call it waits for, or from an
+     * error listener told of a {@link Builder#heldTooLong heldTooLong} hold (on the thread every
+     * pool's check shares), it returns without waiting for the close, which goes on on another
+     * thread and finishes after the factory, the call or the hold returns. Called from a {@code GLOBAL} factory, which runs with the gate given up,
      * it closes there, without waiting for that creation, whose object is disposed when its count
      * reaches zero. Called from a disposer, it closes there, and the idle objects are disposed
      * before it returns; inside the disposer's {@code detached()} section it does so too, unless
@@ -1439,7 +1440,9 @@ public final class RefPool<K, V> implements AutoCloseable {
          * <p>On, every acquire records its stack trace (as {@link LeakDetection#PARANOID} does), and
          * a check on a shared daemon thread looks at the open handles every quarter of the threshold
          * (at most every second), so a report comes within about 1.25 times the threshold. A handle
-         * reported and later closed is not reported again. Off, nothing is recorded.
+         * reported and later closed is not reported again. A listener told on that thread may close
+         * the pool: the close goes on on a thread of its own, as it waits for the call reported.
+         * Off, nothing is recorded.
          *
          * @param threshold how long a handle or call may stay open unreported, positive
          * @return this builder

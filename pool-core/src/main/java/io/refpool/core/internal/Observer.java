@@ -183,6 +183,14 @@ final class Observer {
         }
     }
 
+    /**
+     * {@return whether the calling thread runs the periodic check}: a listener told of a hold there
+     * that closes the pool must not wait for that hold, nor keep every other pool's check waiting
+     */
+    static boolean checksOnThisThread() {
+        return Checker.thread == Thread.currentThread();
+    }
+
     /** {@return whether this pool's periodic check is still in the scheduler's queue}; for tests */
     boolean checkQueued() {
         return check != null && Checker.EXECUTOR.getQueue().contains(check);
@@ -295,6 +303,9 @@ final class Observer {
     private static final class Checker implements Runnable {
         static final ScheduledThreadPoolExecutor EXECUTOR = newExecutor();
 
+        /** The thread the checks run on: one at a time, a new one after the last retired. */
+        static volatile Thread thread;
+
         private final WeakReference<Observer> observer;
         private volatile ScheduledFuture<?> self;
 
@@ -312,6 +323,7 @@ final class Observer {
 
         @Override
         public void run() {
+            thread = Thread.currentThread();
             try {
                 checkOnce();
             } catch (Throwable t) { // a periodic task that throws is never run again

@@ -462,14 +462,17 @@ public final class PoolCore<K, V> implements PoolState {
      * attached to this pool, is running that close (a disposer, say), or runs a factory with its
      * attachment suspended by the pool (in {@code GLOBAL} mode), which that close waits for: waiting
      * would wait for itself, so it returns at once. Called from a warm-up's factory, whose creation
-     * every close waits for, or from an interrupter, whose call the close waits for, it starts the
-     * close on a thread of its own and returns.
+     * every close waits for, from an interrupter, whose call the close waits for, or from the
+     * held-too-long check's listener, on the thread every pool's check shares, it starts the close on
+     * a thread of its own and returns.
      */
     public void close() {
-        if (!attacher.isAttachedOrSuspendedByPool() && (slots.createsOnThisThread() || interruptsOnThisThread())) {
+        if (!attacher.isAttachedOrSuspendedByPool()
+                && (slots.createsOnThisThread() || interruptsOnThisThread() || Observer.checksOnThisThread())) {
             // a warm-up's factory or an interrupter: the close waits for this creation or this call,
-            // and, run here, would wait for an attached thread that waits for this one: the close
-            // runs on a thread of its own instead
+            // and, run here, would wait for an attached thread that waits for this one; a listener
+            // told of a hold by the periodic check, which every pool shares, would wait for that
+            // hold: the close runs on a thread of its own instead
             close(Duration.ZERO);
             return;
         }
