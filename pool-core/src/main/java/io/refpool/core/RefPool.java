@@ -10,7 +10,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -77,8 +76,6 @@ import java.util.function.Function;
  */
 public final class RefPool<K, V> implements AutoCloseable {
     /** Numbers the pools built without a name. */
-    private static final AtomicInteger UNNAMED = new AtomicInteger();
-
     private final PoolCore<K, V> core;
 
     private RefPool(PoolCore<K, V> core) {
@@ -1002,7 +999,9 @@ public final class RefPool<K, V> implements AutoCloseable {
          * kept idle); an object in use is never checked, so the check costs nothing on the way to a
          * live object, and nothing at all when not set. A refusal or a throw disposes the object as
          * {@link DisposalCause#FAILED_VALIDATION} and the acquire goes on with a new one; acquirers
-         * of the key that come during the check wait for its verdict. Default: none.
+         * of the key that come during the check wait for its verdict. Only an object the idle cache
+         * kept is revived, so it needs {@link #idle idle(...)}: {@link #build()} refuses a validator
+         * without it. Default: none.
          *
          * <pre>{@code
          * RefPool<String, Session> sessions = RefPool.builder(engine::open)
@@ -1462,6 +1461,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          *
          * @return the pool
          * @throws IllegalArgumentException if the idle configurer sets an eviction listener
+         * @throws IllegalStateException if a {@link #validator validator} is set without
+         *     {@link #idle idle(...)}: no object would ever be checked
          */
         public RefPool<K, V> build() {
             if (factory == null) {
@@ -1486,7 +1487,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          * @return the pool
          * @throws NullPointerException if {@code factory} is null
          * @throws IllegalStateException if this builder came with a factory
-         *     ({@link RefPool#builder(ObjectFactory)}): use {@link #build()}
+         *     ({@link RefPool#builder(ObjectFactory)}): use {@link #build()}; or if a {@link #validator
+         *     validator} is set without {@link #idle idle(...)}
          */
         @SuppressWarnings("unchecked") // K1 and V1 narrow K and V; the disposer was given for K and V
         public <K1 extends K, V1 extends V> RefPool<K1, V1> build(ObjectFactory<? super K1, ? extends V1> factory) {
@@ -1502,6 +1504,10 @@ public final class RefPool<K, V> implements AutoCloseable {
         @SuppressWarnings("unchecked") // K1 and V1 narrow K and V, as the disposer's do
         private <K1, V1> RefPool<K1, V1> build(
                 ObjectFactory<? super K1, ? extends V1> factory, Disposer<? super K1, ? super V1> disposer) {
+            if (validator != null && idle == null) {
+                throw new IllegalStateException("validator(...) is set without idle(...): with no idle cache an"
+                        + " object is disposed when its count reaches zero, so none is ever revived and checked");
+            }
             return new RefPool<>(new PoolCore<>(new PoolSettings<K1, V1>(
                     factory,
                     disposer,
@@ -1516,7 +1522,7 @@ public final class RefPool<K, V> implements AutoCloseable {
                     leakDetection,
                     leakSampleInterval,
                     strictAccess,
-                    name != null ? name : "refpool-" + UNNAMED.incrementAndGet(),
+                    name,
                     defaultWait,
                     (Interrupter<? super K1, ? super V1>) interrupter,
                     (SectionHooks<? super K1, ? super V1>) sectionHooks,

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestKeyedPoolFixtures.Engine;
 import io.refpool.core.TestKeyedPoolFixtures.Session;
+import io.refpool.core.internal.PoolCore;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -113,6 +114,46 @@ class PoolBadInputTest {
                 () -> engine.builder().idle(cache -> cache.maximumWeight(100)).build(),
                 "Caffeine's own check, not mistaken for an eviction listener");
         assertMessageNames(caffeines, "weigher");
+    }
+
+    @Test
+    void aValidatorWithoutAnIdleCacheIsRejectedAtBuild() {
+        Engine engine = new Engine();
+        RefPool.Builder<String, Session> builder = engine.builder().validator((key, session) -> true);
+        // without a cache nothing is ever revived, so the check would never run
+        assertRejected(IllegalStateException.class, builder::build, "validator", "idle(");
+        assertRejected(
+                IllegalStateException.class,
+                () -> engine.builder()
+                        .threadLeases(Duration.ofSeconds(1))
+                        .validator((key, session) -> true)
+                        .build(),
+                "validator",
+                "idle(");
+        RefPool<String, Session> pool = engine.build(builder.idle(cache -> cache.maximumSize(4)));
+        pool.close();
+    }
+
+    @Test
+    void aFailedBuildLeavesNoCheckScheduledAndUsesNoName() {
+        Engine engine = new Engine();
+        RefPool<String, Session> before = engine.build(engine.builder());
+        int queued = PoolCore.heldChecksQueuedForTests();
+        assertThrows(IllegalArgumentException.class, () -> engine.builder()
+                .heldTooLong(Duration.ofHours(1))
+                .idle(cache -> {
+                    throw new IllegalArgumentException("the configurer's own failure");
+                })
+                .build());
+        assertTrue(PoolCore.heldChecksQueuedForTests() <= queued, "the failed build's check stayed scheduled");
+        RefPool<String, Session> after = engine.build(engine.builder());
+        assertEquals(unnamedNumber(before) + 1, unnamedNumber(after), before.name() + ", then " + after.name());
+        before.close();
+        after.close();
+    }
+
+    private static int unnamedNumber(RefPool<?, ?> pool) {
+        return Integer.parseInt(pool.name().substring("refpool-".length()));
     }
 
     @Test

@@ -233,12 +233,13 @@ class PoolModelPropertyTest {
                 builder.maxObjects(maxObjects);
             }
             if (checks) {
-                builder = builder.<String, Session>validator((key, session) -> {
-                            validatorCalls.incrementAndGet();
-                            return !refused.contains(session);
-                        })
-                        .maxLifetime(java.time.Duration.ofNanos(LIFETIME_NANOS))
-                        .ticker(now::get);
+                if (idleCache) { // nothing is revived without one, and build() refuses a validator there
+                    builder = builder.<String, Session>validator((key, session) -> {
+                        validatorCalls.incrementAndGet();
+                        return !refused.contains(session);
+                    });
+                }
+                builder.maxLifetime(java.time.Duration.ofNanos(LIFETIME_NANOS)).ticker(now::get);
             }
             pool = engine.build(builder);
             COUNTED_CAUSES.forEach(cause -> disposedFor.put(cause, 0L));

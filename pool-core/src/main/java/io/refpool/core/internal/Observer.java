@@ -37,7 +37,8 @@ final class Observer {
     /** Holds open now, or {@code null} with the threshold off. */
     private final Set<Hold> open;
 
-    private final ScheduledFuture<?> check;
+    /** The periodic check once started, or {@code null}: the threshold is off, or not started yet. */
+    private volatile ScheduledFuture<?> check;
 
     private Observer(PoolState pool, PoolCounters counters, boolean timings, Duration heldTooLong) {
         this.pool = pool;
@@ -45,7 +46,13 @@ final class Observer {
         this.timings = timings ? new PoolTimings() : null;
         this.thresholdNanos = heldTooLong == null ? 0 : saturatedNanos(heldTooLong);
         this.open = heldTooLong == null ? null : ConcurrentHashMap.newKeySet();
-        this.check = heldTooLong == null ? null : Checker.schedule(this, thresholdNanos);
+    }
+
+    /** Starts the periodic check, if the threshold is on, once the pool is built. */
+    void startChecks() {
+        if (open != null) {
+            check = Checker.schedule(this, thresholdNanos);
+        }
     }
 
     /** {@return an observer, or {@code null} if timings and the threshold are both off} */
@@ -178,8 +185,9 @@ final class Observer {
 
     /** The pool closed: the periodic check ends. Holds still open are no longer watched. */
     void poolClosed() {
-        if (check != null) {
-            check.cancel(false);
+        ScheduledFuture<?> started = check;
+        if (started != null) {
+            started.cancel(false);
         }
     }
 
@@ -193,7 +201,13 @@ final class Observer {
 
     /** {@return whether this pool's periodic check is still in the scheduler's queue}; for tests */
     boolean checkQueued() {
-        return check != null && Checker.EXECUTOR.getQueue().contains(check);
+        ScheduledFuture<?> started = check;
+        return started != null && Checker.EXECUTOR.getQueue().contains(started);
+    }
+
+    /** {@return how many pools' checks the scheduler holds}; for tests */
+    static int checksQueued() {
+        return Checker.EXECUTOR.getQueue().size();
     }
 
     /** One open handle or running call. */

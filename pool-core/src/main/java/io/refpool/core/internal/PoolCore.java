@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
@@ -110,9 +111,11 @@ public final class PoolCore<K, V> implements PoolState {
     /** The pool's name: in messages, JFR events and drainer thread names. */
     private final String name;
 
+    /** The numbers of pools built without a name. */
+    private static final AtomicInteger UNNAMED = new AtomicInteger();
+
     /** Builds a pool from settings the public builder validated. */
     public PoolCore(PoolSettings<K, V> config) {
-        this.name = config.name();
         this.attachMode = config.attachMode();
         this.errors = config.errors();
         this.observer = Observer.of(this, counters, config.recordTimings(), config.heldTooLong());
@@ -133,6 +136,11 @@ public final class PoolCore<K, V> implements PoolState {
         this.warmer = owners.warmer;
         this.readings = owners.readings;
         this.leases = owners.leases;
+        // only a pool that was built takes a number or starts its check
+        this.name = config.name() != null ? config.name() : "refpool-" + UNNAMED.incrementAndGet();
+        if (observer != null) {
+            observer.startChecks();
+        }
     }
 
     // ---------------------------------------------------------------- state and test seams
@@ -390,6 +398,10 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /** {@return whether the pool's periodic held-too-long check is still scheduled}, for tests */
+    public static int heldChecksQueuedForTests() {
+        return Observer.checksQueued();
+    }
+
     public boolean heldCheckScheduledForTests() {
         return observer != null && observer.checkQueued();
     }

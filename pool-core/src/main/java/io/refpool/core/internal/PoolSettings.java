@@ -30,7 +30,8 @@ import java.util.function.Consumer;
  * @param leakDetection the leak detection mode
  * @param leakSampleInterval one handle in how many is tracked under {@code SAMPLED}
  * @param strictAccess whether {@code Handle.get()} checks that its thread may use the object
- * @param name the pool's name, in messages, JFR events and drainer thread names
+ * @param name the pool's name, in messages, JFR events and drainer thread names, or {@code null}:
+ *     one is made when the pool is built
  * @param defaultWait the limit of a blocking wait given none (gate, section), or {@code null}
  * @param interrupter stops a call running past its limit, or {@code null}
  * @param sectionHooks run when a thread takes and leaves a section, or {@code null}
