@@ -33,6 +33,11 @@ class ThreadLeasesWithBoundsTest {
 
     /** Sweeps run by hand (a sweep period of an hour), every thread leases from its first acquire. */
     private RefPool<String, Resource> leasing(RefPool.Builder<String, Resource> builder) {
+        return leasing(resources, builder);
+    }
+
+    /** {@code builder}'s pool, {@code SHARED}, its sweeps run by hand, leasing from the first acquire. */
+    static RefPool<String, Resource> leasing(TestResources resources, RefPool.Builder<String, Resource> builder) {
         RefPool<String, Resource> pool = resources.build(builder.attachMode(AttachMode.SHARED)
                 .threadLeases(Duration.ofHours(1))
                 .drainDelay(Duration.ofHours(1)));
@@ -40,7 +45,7 @@ class ThreadLeasesWithBoundsTest {
         return pool;
     }
 
-    private static Resource request(RefPool<String, Resource> pool, String key) {
+    static Resource request(RefPool<String, Resource> pool, String key) {
         try (Attachment attached = pool.attach();
                 Handle<Resource> handle = pool.acquire(key)) {
             return handle.get();

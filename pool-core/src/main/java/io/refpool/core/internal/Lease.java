@@ -174,6 +174,6 @@ abstract class LeaseFields extends LinePad {
     @SuppressWarnings("unused") // accessed through STATE
     volatile int state;
 
-    /** Set by a borrow, cleared by a sweep: opaque on both sides, a missed mark costs a lease. */
+    /** Set by a borrow, cleared by a sweep that finds none open: opaque on both sides, a missed mark costs a lease. */
     boolean used;
 }

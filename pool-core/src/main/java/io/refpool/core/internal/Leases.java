@@ -1,6 +1,7 @@
 package io.refpool.core.internal;
 
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
@@ -72,6 +73,12 @@ final class Leases<K, V> {
     private final Object sweeping = new Object();
     /** Set by the close under {@link #sweeping}: sweeps end no more leases. */
     private boolean sweptOut;
+    /**
+     * Leases the sweeper's thread is ending: each counted before its end is tried and until its
+     * reference is queued, so a thread that needs that reference applied (a creation short of
+     * capacity, {@code clearIdle}) waits for it to be queued ({@link #awaitSweptQueued}).
+     */
+    private final AtomicInteger sweptUnqueued = new AtomicInteger();
     /** How long no lease is made once capacity ran short of them: one sweep period. */
     private final long pauseNanos;
     /**
@@ -289,6 +296,7 @@ final class Leases<K, V> {
      * @return how many
      */
     int revokeUnborrowed(AttachState s) {
+        awaitSweptQueued(); // a lease the sweeper ended and this pass skips is queued for the caller
         int[] ended = new int[1];
         slots.forEachEntry(entry -> {
             LeaseHolders holders = entry.holdersIfAny();
@@ -328,11 +336,30 @@ final class Leases<K, V> {
 
     /**
      * A creation short of capacity: ends every lease that lends nothing now ({@link
-     * #revokeUnborrowed}), and if that ended any, pauses leasing ({@link #pause}).
+     * #revokeUnborrowed}), and pauses leasing ({@link #pause}), whether it ended any or not.
      */
     void revokeForCapacity(AttachState s) {
-        if (revokeUnborrowed(s) > 0) {
-            pause();
+        revokeUnborrowed(s);
+        pause();
+    }
+
+    /**
+     * Waits until every lease the sweeper's thread ended has its reference queued: between the end
+     * and the queueing the reference is neither the lease's nor pending, and a caller that applies
+     * what is pending next would miss it. The sweeper takes only the release queue's lock meanwhile,
+     * which nobody holds across a wait.
+     */
+    private void awaitSweptQueued() {
+        if (sweptUnqueued.get() == 0) {
+            return;
+        }
+        pool.hook(PoolHooks.Point.SWEEP_AWAITED);
+        for (int spins = 0; sweptUnqueued.get() != 0; spins++) {
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
         }
     }
 
@@ -365,8 +392,20 @@ final class Leases<K, V> {
                     pool.hook(PoolHooks.Point.SWEEP_LISTED);
                     for (Lease<?, ?> lease : listed) {
                         boolean gone = !lease.owner.isAlive();
-                        if (gone || checked ? lease.steal() : !lease.takeUsed() && lease.stealIfUnborrowed()) {
-                            ended(lease, s);
+                        if (s == null) {
+                            sweptUnqueued.incrementAndGet(); // before the end: see awaitSweptQueued
+                        }
+                        try {
+                            // a lease lending now is in use, and its mark stays for the next sweep
+                            if (gone || checked
+                                    ? lease.steal()
+                                    : lease.borrows() == 0 && !lease.takeUsed() && lease.stealIfUnborrowed()) {
+                                ended(lease, s);
+                            }
+                        } finally {
+                            if (s == null) {
+                                sweptUnqueued.decrementAndGet();
+                            }
                         }
                     }
                 }

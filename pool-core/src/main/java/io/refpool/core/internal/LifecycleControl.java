@@ -190,6 +190,7 @@ public final class LifecycleControl<K, V> {
         try {
             if (leases != null) {
                 leases.revokeUnborrowed(s); // what a lease kept live with no handle open goes idle first
+                releases.applyAll(s); // and what a sweep under way ended, queued before revokeUnborrowed returned
             }
             return endOfLife.clearIdle(s);
         } finally {

@@ -63,7 +63,12 @@ public interface PoolHooks {
          */
         LEASE_MAKING,
         /** A sweep listed an object's leases and has not yet ended any of them. */
-        SWEEP_LISTED
+        SWEEP_LISTED,
+        /**
+         * A creation short of capacity, or {@code clearIdle}, found leases the sweeper's thread ended
+         * and has not queued yet, and waits for them.
+         */
+        SWEEP_AWAITED
     }
 
     /**
