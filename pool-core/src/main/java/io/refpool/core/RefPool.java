@@ -175,9 +175,11 @@ public final class RefPool<K, V> implements AutoCloseable {
      * mode, where {@link #attach()} already lets one thread in, it differs only in keeping the gate
      * while this thread's factories run and while it waits for a busy section, which a plain attachment
      * gives up meanwhile; opened inside a plain attachment, it does so until it closes. In every
-     * mode, an acquire inside it of a key whose object another thread is creating waits for that
-     * creation with the gate given up, since the creating thread may need the gate to finish:
-     * other threads may attach meanwhile. Acquire such objects before stopping the world.
+     * mode, an acquire or call inside it that has to wait (for the key's object another thread is
+     * creating, for the capacity of an object another thread is disposing, or, timed, for capacity
+     * in line) waits with the gate given up, since the other thread may need the gate to finish:
+     * other threads may attach meanwhile. An object it can have at once (live, idle, or made there)
+     * it takes with the gate kept. Acquire what may be in flight before stopping the world.
      *
      * @return the scope, to close on this thread
      * @throws IllegalStateException if the thread is already attached shared (it would wait for

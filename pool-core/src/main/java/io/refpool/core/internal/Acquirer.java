@@ -361,14 +361,27 @@ final class Acquirer<K, V> {
 
     /**
      * {@code acquire(key, timeout)}: {@link #acquireAsyncWithin} waited for on this thread. An
-     * attached caller's attachment is suspended meanwhile, as {@code detached()} does, since the
+     * attached caller first takes, still attached, an object it can have without waiting (live,
+     * idle, or made now); only a wait suspends its attachment, as {@code detached()} does, since the
      * releases the wait may need run attached; it is attached again, at the same depth, after.
      */
-    @SuppressWarnings("try") // the level is held, not used
+    @SuppressWarnings({"try", "unchecked"}) // the level is held, not used; an attempt's Entry is this pool's
     private Handle<V> acquireWithin(K key, Duration timeout, String operation) { // all checked by the caller
         slots.refuseWaitingForItself(key); // a factory's, validator's or disposer's own key: at once, as untimed
-        if (attacher.state().depth == 0) {
+        AttachState s = attacher.state();
+        if (s.depth == 0) {
             return Waits.await(acquireAsyncWithin(key, timeout), objectFor(key));
+        }
+        // no wait needed: the gate is kept (a stop's too, which a suspension would open to others);
+        // a section holder is refused below whether it would wait or not, so it never depends on timing
+        if (attacher.sectionHeldBy() == null) {
+            Entry<K, V> now = retainExisting(key, s);
+            if (now == null && slots.attempt(key, s, null) instanceof Entry<?, ?> made) {
+                now = (Entry<K, V>) made;
+            }
+            if (now != null) {
+                return handles.newHandle(now, s);
+            }
         }
         // nested: suspending it suspends every level of the thread; refused to a section holder
         try (Attachment level = attacher.attach(CancellationToken.none(), false, false)) {
