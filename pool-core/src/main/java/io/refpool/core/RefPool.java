@@ -227,6 +227,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * if that thread gave the gate up for its factory or a section wait, on a thread of its own.
      * Async code never holds an attachment across a suspension. The token, or the caller completing
      * the returned future (cancel, {@code orTimeout}), ends the wait, and {@code fn} then never runs.
+     * A thread inside {@link #stopTheWorld()}, or attached while one waits, must not wait for the
+     * stage (nor for an {@code acquireAsync} or {@code callAsync} that needs the gate): it waits in
+     * line behind that stop, which waits for this thread to leave.
      *
      * @param token cancels the wait
      * @param fn the attached work

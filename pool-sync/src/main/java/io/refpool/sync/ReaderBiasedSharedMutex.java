@@ -275,8 +275,9 @@ public final class ReaderBiasedSharedMutex {
      * <p>Call it exactly once per successful {@code tryLockShared()}: holds are one count, spread
      * over stripes that only a writer's scan sums (a hold may be given back on another thread, so a
      * stripe may read below zero), and an extra call cannot be detected. It gives back another
-     * reader's place, or, with no reader holding, leaves the sum below zero: writers then wait
-     * until a {@code tryLockShared()} makes up for it.
+     * reader's place, so a queued writer may be let in while that reader still reads; with no
+     * reader holding, it leaves the sum below zero, and the next reader's hold only brings it back
+     * to zero, so a writer is let in while that reader holds.
      */
     public void unlockShared() {
         STRIPES.getAndAdd(stripes, stripeOfCurrentThread(), -1L);
