@@ -6,9 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.refpool.core.TestResources.Resource;
+import io.refpool.sync.CancellationToken;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -89,5 +94,81 @@ class HeldTooLongListenerClosesThePoolTest {
         }
 
         assertEquals(0, resources.created("a").disposals.get(), "disposed under a running call");
+    }
+
+    // the close it starts is a plain close: it interrupts nothing and abandons no queued function
+
+    @Test
+    void thatCloseCallsNoInterrupter() throws Exception {
+        AtomicInteger interrupts = new AtomicInteger();
+        AtomicReference<RefPool<String, Object>> self = new AtomicReference<>();
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        RefPool<String, Object> pool = RefPool.<String, Object>newBuilder()
+                .heldTooLong(Duration.ofMillis(1))
+                .interrupter((String key, Object value) -> {
+                    interrupts.incrementAndGet();
+                    return Interrupter.Outcome.KEEP;
+                })
+                .errorListener(error -> {
+                    if (error.kind() == PoolError.Kind.HELD_TOO_LONG && closeReturned.getCount() > 0) {
+                        self.get().close(); // a plain close: waits for the running call, interrupts nothing
+                        closeReturned.countDown();
+                    }
+                })
+                .build(key -> new Object());
+        self.set(pool);
+        CountDownLatch mayReturn = new CountDownLatch(1);
+        CompletableFuture<String> call = pool.callAsync("k", CancellationToken.none(), value -> {
+                    assertTrue(mayReturn.await(10, TimeUnit.SECONDS));
+                    return "done";
+                })
+                .toCompletableFuture();
+        try {
+            assertTrue(closeReturned.await(10, TimeUnit.SECONDS), "the listener never closed the pool");
+            assertEquals(0, interrupts.get(), "a plain close() from the listener called the interrupter");
+        } finally {
+            mayReturn.countDown();
+            call.get(10, TimeUnit.SECONDS);
+            assertTrue(pool.close(Duration.ofSeconds(10)));
+        }
+    }
+
+    @Test
+    void thatCloseWaitsForACallAsyncQueuedBeforeIt() throws Exception {
+        ConcurrentLinkedQueue<Runnable> queued = new ConcurrentLinkedQueue<>();
+        AtomicReference<RefPool<String, Object>> self = new AtomicReference<>();
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        RefPool<String, Object> pool = RefPool.<String, Object>newBuilder()
+                .heldTooLong(Duration.ofMillis(1))
+                .callExecutor(queued::add) // runs the functions only when the test says so
+                .errorListener(error -> {
+                    if (error.kind() == PoolError.Kind.HELD_TOO_LONG && closeReturned.getCount() > 0) {
+                        self.get().close(); // plain: waits for a callAsync queued in the call executor
+                        closeReturned.countDown();
+                    }
+                })
+                .build(key -> new Object());
+        self.set(pool);
+        CompletableFuture<String> call =
+                pool.callAsync("k", CancellationToken.none(), value -> "done").toCompletableFuture();
+        assertEquals(1, queued.size(), "the function is in the call executor's queue");
+        Handle<Object> held = pool.acquireAsync("h", CancellationToken.none())
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS); // a hold the check reports, after the function was queued
+        try {
+            assertTrue(closeReturned.await(10, TimeUnit.SECONDS), "the listener never closed the pool");
+        } finally {
+            for (Runnable r; (r = queued.poll()) != null; ) {
+                r.run();
+            }
+            held.close();
+        }
+        try {
+            assertEquals("done", call.get(10, TimeUnit.SECONDS), "the queued function was abandoned");
+        } catch (ExecutionException e) {
+            throw new AssertionError("the queued callAsync failed: " + e.getCause(), e);
+        } finally {
+            assertTrue(pool.close(Duration.ofSeconds(10)));
+        }
     }
 }

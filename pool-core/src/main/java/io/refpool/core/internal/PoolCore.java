@@ -512,9 +512,13 @@ public final class PoolCore<K, V> implements PoolState {
                 timeout,
                 this::close,
                 attacher::isAttachedOrSuspendedByPool, // a close it runs here never waits for it
-                // a warm-up's factory, an interrupter, or a disposer (in its detached() section): the
-                // close, on its own thread, waits for its creation, its call or its batch
-                () -> slots.createsOnThisThread() || interruptsOnThisThread() || attacher.isDisposing(),
+                // a warm-up's factory, an interrupter, a disposer (in its detached() section), or the
+                // held-too-long check's listener: the close, on its own thread, waits for its creation,
+                // its call, its batch or the hold reported
+                () -> slots.createsOnThisThread()
+                        || interruptsOnThisThread()
+                        || attacher.isDisposing()
+                        || Observer.checksOnThisThread(),
                 "refpool-close (pool '" + name + "')",
                 () -> {
                     attacher.reportThreadsEndedAttached(); // one may be what the close waits for
