@@ -3,6 +3,7 @@ package io.refpool.core;
 import static io.refpool.core.ThreadLeasesWithBoundsTest.request;
 import static io.refpool.testkit.TestKit.eventually;
 import static io.refpool.testkit.TestKit.fork;
+import static io.refpool.testkit.TestKit.unstarted;
 import static io.refpool.testkit.TestKit.unstartedRun;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -98,6 +99,45 @@ class ThreadLeasesSweepTest {
             assertTrue(pool.close(Duration.ofSeconds(10)));
         }
         resources.assertAllDisposedOnceAttached();
+    }
+
+    @Test
+    void clearIdleDisposesAnObjectWhoseLeaseTheSweeperEndsDuringItsPass() throws Exception {
+        RefPool<String, Resource> pool = leasing(resources.builder().idle(cache -> cache.maximumSize(8)));
+        try {
+            Resource a = request(pool, "a"); // leased by this thread ("a" is scanned before "b")
+            Resource b = request(pool, "b"); // leased by this thread
+            pool.core().leasesForTests().sweepAsSweeper(); // both used since made: kept, marks cleared
+            assertEquals(1, pool.core().leasesForTests().leasesOn("a"));
+            assertEquals(1, pool.core().leasesForTests().leasesOn("b"));
+            Forked<Integer> clearing = unstarted("clearing", pool::clearIdle);
+            Forked<Void> sweeper =
+                    unstartedRun("sweeper", () -> pool.core().leasesForTests().sweepAsSweeper());
+            TestPoolHooks hooks = new TestPoolHooks();
+            // the clearer ends a's lease in its pass, before the sweep starts: a reaches zero
+            PointPauses.Pause clearerAtA = hooks.pause(Point.REACHED_ZERO, clearing.thread);
+            pool.core().setHooks(hooks);
+            TestReleaseHooks queueing = TestReleaseHooks.pausing(ReleaseQueueHooks.Point.QUEUE_LOCK, sweeper.thread);
+            pool.core().releaseQueue().setHooks(queueing);
+            clearing.start();
+            clearerAtA.awaitArrival(); // in the middle of its pass
+            sweeper.start();
+            try {
+                queueing.awaitArrival(); // the sweeper ended b's lease; b's reference is not queued yet
+                assertEquals(0, pool.core().leasesForTests().leasesOn("b"));
+                clearerAtA.proceed(); // the pass goes on to b, whose lease it no longer sees
+                eventually().until(() -> clearing.outcome.isDone() || hooks.count(Point.SWEEP_AWAITED) > 0);
+            } finally {
+                queueing.proceed();
+            }
+            sweeper.join();
+            int cleared = clearing.join();
+            assertEquals(1, a.disposals.get());
+            assertEquals(2, cleared, "clearIdle did not dispose b, which only an unborrowed lease kept");
+            assertEquals(1, b.disposals.get(), "b, whose only lease ended during clearIdle, stayed");
+        } finally {
+            assertTrue(pool.close(Duration.ofSeconds(10)));
+        }
     }
 
     @Test

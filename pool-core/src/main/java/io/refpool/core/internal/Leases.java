@@ -296,7 +296,6 @@ final class Leases<K, V> {
      * @return how many
      */
     int revokeUnborrowed(AttachState s) {
-        awaitSweptQueued(); // a lease the sweeper ended and this pass skips is queued for the caller
         int[] ended = new int[1];
         slots.forEachEntry(entry -> {
             LeaseHolders holders = entry.holdersIfAny();
@@ -309,6 +308,9 @@ final class Leases<K, V> {
                 }
             }
         });
+        // after the pass: a lease the sweeper ended before this pass reached it (or before it began)
+        // was counted before its end, so its reference is queued for the caller once this returns
+        awaitSweptQueued();
         return ended[0];
     }
 
@@ -350,8 +352,8 @@ final class Leases<K, V> {
      * which nobody holds across a wait.
      */
     private void awaitSweptQueued() {
-        if (sweptUnqueued.get() == 0) {
-            return;
+        if (sweptUnqueued.get() == 0 || Thread.holdsLock(sweeping)) {
+            return; // none in flight, or this is the sweeper (a listener it reported to): its own ends
         }
         pool.hook(PoolHooks.Point.SWEEP_AWAITED);
         for (int spins = 0; sweptUnqueued.get() != 0; spins++) {
