@@ -275,9 +275,10 @@ public final class ReaderBiasedSharedMutex {
      * <p>Call it exactly once per successful {@code tryLockShared()}: holds are one count, spread
      * over stripes that only a writer's scan sums (a hold may be given back on another thread, so a
      * stripe may read below zero), and an extra call cannot be detected. It gives back another
-     * reader's place, so a queued writer may be let in while that reader still reads; with no
-     * reader holding, it leaves the sum below zero, and the next reader's hold only brings it back
-     * to zero, so a writer is let in while that reader holds.
+     * reader's place, so a queued writer may be let in while that reader still reads. With no
+     * reader holding, it leaves the sum below zero: a writer that starts its wait then waits until
+     * its token ends it (readers back out while it waits, so nothing brings the sum back to zero),
+     * and one that starts while a later reader holds is let in while that reader still reads.
      */
     public void unlockShared() {
         STRIPES.getAndAdd(stripes, stripeOfCurrentThread(), -1L);
