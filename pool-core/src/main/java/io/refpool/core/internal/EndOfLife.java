@@ -221,9 +221,11 @@ final class EndOfLife<K, V> {
                     cause == EvictionCause.EXPIRED ? Uncache.YES : Uncache.IF_MARKED);
         } else if (!idle.putAgain(entry)) {
             dispose(entry, s, disposalCause(cause), cause, Uncache.NO); // evicted, and the cache refused it back
-        } else if (entry.count() == 0 && capacity.waiters() > 0 && !servedAtZero(entry, s)) {
+        } else if (entry.count() == 0 && capacity.waiters() > 0 && (revival != null || !servedAtZero(entry, s))) {
             // put back while acquirers wait in line: they may have looked for idle objects while the
-            // cache did not show this one (its entry expired); it goes to them as at any other zero
+            // cache did not show this one (its entry expired); it goes to them as at any other zero.
+            // With revive checks it was idle for a whole expiry period: lent only through its check,
+            // which a waiter in line does not run, so the line gets its permit instead
             dispose(entry, s, DisposalCause.CAPACITY, null, Uncache.YES);
         }
     }
