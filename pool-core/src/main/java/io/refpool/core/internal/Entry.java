@@ -440,6 +440,15 @@ final class Entry<K, V> extends EntryHotPadded implements Slot, Release, Attempt
         return (int) CACHED_SPELL.getAndSet(this, NOT_CACHED);
     }
 
+    /**
+     * {@return whether the object was used since the idle cache took it}: live now, or idle in a
+     * later spell; false if the cache does not hold it. The cache's order saw its put, not that use.
+     */
+    boolean usedSinceCached() {
+        int cached = (int) CACHED_SPELL.getVolatile(this);
+        return cached != NOT_CACHED && (count() > 0 || idleSpell() != cached);
+    }
+
     /** {@return the current idle spell, read with acquire ordering} */
     int idleSpell() {
         return (int) IDLE_SPELLS.getAcquire(this) >>> 1;

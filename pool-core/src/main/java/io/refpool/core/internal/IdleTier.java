@@ -260,6 +260,27 @@ final class IdleTier<K, V> {
         return claimOneOf(coldest, claim) || (coldest != cache.asMap() && claimOneOf(cache.asMap(), claim));
     }
 
+    /**
+     * Offers the coldest cached objects, as far as the policy tells, to {@code claim} until it takes
+     * one; nothing if the policy keeps no order (no size bound, no expiry after access).
+     *
+     * @return whether {@code claim} took one
+     */
+    boolean claimOneColdest(Predicate<V> claim) {
+        Map<K, V> coldest = coldest();
+        return coldest != cache.asMap() && claimOneOf(coldest, claim);
+    }
+
+    /**
+     * Puts a cached object again so the policy's order sees it as used now: a revive does not touch
+     * the cache (the lazy tier), so the order knows only the put.
+     *
+     * @return whether the cache took it; if not, the failure was reported and the caller disposes it
+     */
+    boolean refresh(Entry<K, V> entry) {
+        return put(entry, entry.idleSpell());
+    }
+
     private boolean claimOneOf(Map<K, V> candidates, Predicate<V> claim) {
         for (V candidate : candidates.values()) {
             if (claim.test(candidate)) {
