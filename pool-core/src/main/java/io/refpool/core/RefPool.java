@@ -53,10 +53,12 @@ import java.util.function.Function;
  *
  * <p><b>Objects.</b> At most one live (or idle) object per key; concurrent acquirers of a key being
  * created wait for that one creation (an attached acquirer gives the gate up while it waits, since
- * the creator may need it). An object being disposed no longer counts: the key's next acquire may
- * create its successor while the disposer still runs, on another attached thread in
- * {@link AttachMode#SHARED} mode or from inside a disposer in any mode. {@link Builder#maxObjects}
- * bounds live plus idle objects, and an object holds its capacity until its disposer returned.
+ * the creator may need it). An object invalidated while in use no longer counts for its key: the
+ * key's next acquire creates its successor while handles to the old one are still open. Any other
+ * object being disposed keeps its key until its disposer returned: the key's next acquire waits for that
+ * (from inside that very disposer it is refused, as it would wait for itself). {@link
+ * Builder#maxObjects} bounds live plus idle objects, and an object holds its capacity until its
+ * disposer returned.
  *
  * <p><b>Waiting.</b> Every wait ends the same way in every method: a time limit with
  * {@link io.refpool.sync.WaitTimeoutException}, a cancelled token with a
@@ -1152,7 +1154,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          * unless the {@link #idle idle} configurer sets one of its own. A ticker that throws is
          * reported as {@link PoolError.Kind#REVIVE_CHECK_FAILED}: reading an object's age, the object
          * is kept; timing a new object, the acquire fails with the ticker's exception before the
-         * factory runs, and nothing is made.
+         * factory runs, and nothing is made. The idle cache reads it too: a put it fails is reported
+         * as {@link PoolError.Kind#IDLE_CACHE_FAILED}, and the object that was to idle is disposed.
          * Default: {@link Ticker#systemTicker()}.
          *
          * <pre>{@code

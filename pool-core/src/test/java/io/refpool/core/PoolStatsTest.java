@@ -191,6 +191,22 @@ class PoolStatsTest {
     }
 
     @Test
+    void liveKeysListTheKeyOfAnObjectInvalidatedWhileInUseAsStatsCountsIt() {
+        Engine engine = new Engine();
+        RefPool<String, Session> pool = engine.build(engine.builder());
+        try (Attachment attached = pool.attach()) {
+            Handle<Session> held = pool.acquire("k");
+            assertTrue(pool.invalidate("k"));
+            assertEquals(1, pool.stats().live(), "the retired object is live while held");
+            assertEquals(Set.of("k"), pool.liveKeys());
+            held.close();
+            assertEquals(Set.of(), pool.liveKeys(), "disposed at zero");
+        }
+        pool.close();
+        engine.assertAllDisposedExactlyOnce();
+    }
+
+    @Test
     void evictionsAreCountedByCause() {
         Engine engine = new Engine();
         ManualTicker ticker = new ManualTicker();

@@ -150,10 +150,14 @@ final class SlotTable<K, V> {
         return null;
     }
 
-    /** {@return the keys with an object live or idle now}, an unmodifiable snapshot, weakly consistent */
+    /**
+     * {@return the keys with an object live or idle now}, an unmodifiable snapshot, weakly
+     * consistent: every pooled object, also one retired from its key's slot while still in use, as
+     * {@code stats()} counts them
+     */
     Set<K> liveKeys() {
         Set<K> keys = new HashSet<>();
-        forEachEntry(entry -> {
+        forEachObject(entry -> {
             int count = entry.count();
             if (count >= 0 || Entry.isChecking(count)) { // under its revive check: idle till the verdict
                 keys.add(entry.key);
