@@ -171,4 +171,50 @@ class HeldTooLongListenerClosesThePoolTest {
             assertTrue(pool.close(Duration.ofSeconds(10)));
         }
     }
+
+    @Test
+    void aBoundedCloseFromTheListenerStillInterruptsTheCallAtItsLimit() throws Exception {
+        AtomicInteger interrupts = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<RefPool<String, Object>> self = new AtomicReference<>();
+        AtomicReference<Boolean> closed = new AtomicReference<>();
+        AtomicReference<Long> tookMillis = new AtomicReference<>();
+        AtomicInteger interruptsAtReturn = new AtomicInteger(-1);
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        RefPool<String, Object> pool = RefPool.<String, Object>newBuilder()
+                .heldTooLong(Duration.ofMillis(1))
+                .interrupter((String key, Object value) -> {
+                    interrupts.incrementAndGet();
+                    release.countDown();
+                    return Interrupter.Outcome.KEEP;
+                })
+                .errorListener(error -> {
+                    if (error.kind() == PoolError.Kind.HELD_TOO_LONG && closeReturned.getCount() > 0) {
+                        long begun = System.nanoTime();
+                        closed.set(self.get().close(Duration.ofMillis(300))); // the call held too long: stop it
+                        tookMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun));
+                        interruptsAtReturn.set(interrupts.get());
+                        closeReturned.countDown();
+                    }
+                })
+                .build(key -> new Object());
+        self.set(pool);
+        CompletableFuture<String> call = pool.callAsync("k", CancellationToken.none(), value -> {
+                    assertTrue(release.await(20, TimeUnit.SECONDS));
+                    return "done";
+                })
+                .toCompletableFuture();
+        try {
+            assertTrue(closeReturned.await(10, TimeUnit.SECONDS), "the listener never ran");
+            assertEquals(
+                    1,
+                    interruptsAtReturn.get(),
+                    "close(300 ms) returned after " + tookMillis.get() + " ms with " + closed.get()
+                            + " and had not called the interrupter of the running call");
+        } finally {
+            release.countDown();
+            call.get(10, TimeUnit.SECONDS);
+            pool.close(Duration.ofSeconds(10));
+        }
+    }
 }

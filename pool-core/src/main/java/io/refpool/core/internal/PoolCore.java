@@ -479,14 +479,20 @@ public final class PoolCore<K, V> implements PoolState {
      * a thread of its own and returns.
      */
     public void close() {
-        if (!attacher.isAttachedOrSuspendedByPool()
-                && (slots.createsOnThisThread() || interruptsOnThisThread() || Observer.checksOnThisThread())) {
-            // a warm-up's factory or an interrupter: the close waits for this creation or this call,
-            // and, run here, would wait for an attached thread that waits for this one; a listener
-            // told of a hold by the periodic check, which every pool shares, would wait for that
-            // hold: the close runs on a thread of its own instead
-            close(Duration.ZERO);
-            return;
+        if (!attacher.isAttachedOrSuspendedByPool()) { // an attached thread's close never waits for it
+            if (slots.createsOnThisThread() || interruptsOnThisThread()) {
+                // a warm-up's factory or an interrupter: the close waits for this creation or this
+                // call, and, run here, would wait for an attached thread that waits for this one: the
+                // close runs on a thread of its own instead
+                close(Duration.ZERO);
+                return;
+            }
+            if (Observer.checksOnThisThread()) {
+                // a listener told of a hold by the periodic check, which every pool shares: the plain
+                // close, which waits for that hold, runs on a thread of its own
+                shutdown.closeElsewhere(this::close, closerName());
+                return;
+            }
         }
         shutdown.close(
                 this::failWaitersDrainAndDispose,
@@ -512,14 +518,10 @@ public final class PoolCore<K, V> implements PoolState {
                 timeout,
                 this::close,
                 attacher::isAttachedOrSuspendedByPool, // a close it runs here never waits for it
-                // a warm-up's factory, an interrupter, a disposer (in its detached() section), or the
-                // held-too-long check's listener: the close, on its own thread, waits for its creation,
-                // its call, its batch or the hold reported
-                () -> slots.createsOnThisThread()
-                        || interruptsOnThisThread()
-                        || attacher.isDisposing()
-                        || Observer.checksOnThisThread(),
-                "refpool-close (pool '" + name + "')",
+                // a warm-up's factory, an interrupter, or a disposer (in its detached() section): the
+                // close, on its own thread, waits for its creation, its call or its batch
+                () -> slots.createsOnThisThread() || interruptsOnThisThread() || attacher.isDisposing(),
+                closerName(),
                 () -> {
                     attacher.reportThreadsEndedAttached(); // one may be what the close waits for
                     asyncCalls.abandonQueued(); // functions the call executor never started: given back
@@ -527,6 +529,10 @@ public final class PoolCore<K, V> implements PoolState {
                         runs.interruptAll(); // the calls still running at the limit, on this thread
                     }
                 });
+    }
+
+    private String closerName() {
+        return "refpool-close (pool '" + name + "')";
     }
 
     private void failWaitersDrainAndDispose() {

@@ -109,11 +109,7 @@ final class Shutdown {
             return closed.getCount() == 0;
         }
         long nanos = timeout.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 2 : timeout.toNanos();
-        if (state.get() == OPEN) {
-            Thread thread = new Thread(close, threadName);
-            thread.setDaemon(true);
-            thread.start();
-        }
+        closeElsewhere(close, threadName);
         if (awaitedByClose.getAsBoolean()) {
             return closed.getCount() == 0; // the close waits for this thread to go on: waiting is futile
         }
@@ -135,6 +131,15 @@ final class Shutdown {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** Starts {@code close} on a thread of its own if nobody closes yet, and returns without waiting. */
+    void closeElsewhere(Runnable close, String threadName) {
+        if (state.get() == OPEN) {
+            Thread thread = new Thread(close, threadName);
+            thread.setDaemon(true);
+            thread.start();
         }
     }
 
