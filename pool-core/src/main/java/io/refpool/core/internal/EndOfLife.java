@@ -297,9 +297,9 @@ final class EndOfLife<K, V> {
         }
         try {
             // the coldest by the policy, skipping objects used since their put, which the policy's
-            // order has not seen (the lazy tier): each is put again, so the next look sees it anew
-            int[] refreshes = {REFRESHES};
-            for (int round = 0; round < REFRESH_ROUNDS && refreshes[0] > 0; round++) {
+            // order has not seen (the lazy tier): each is read, so the next look sees it anew
+            int[] touches = {TOUCHES};
+            for (int round = 0; round < LOOKS && touches[0] > 0; round++) {
                 if (idle.claimOneColdest(candidate -> {
                     Entry<K, V> entry = slots.byIdentity(candidate);
                     if (entry == null) {
@@ -308,10 +308,9 @@ final class EndOfLife<K, V> {
                     if (!entry.usedSinceCached()) {
                         return reclaim(entry);
                     }
-                    if (refreshes[0] > 0) {
-                        refreshes[0]--;
-                        // a cache that refuses it back leaves it idle outside the cache: reclaimed now
-                        return !idle.refresh(entry) && reclaim(entry);
+                    if (touches[0] > 0) {
+                        touches[0]--;
+                        idle.touch(entry);
                     }
                     return false;
                 })) {
@@ -350,10 +349,10 @@ final class EndOfLife<K, V> {
         return reclaimed[0];
     }
 
-    /** How many objects used since their put one reclaim puts again, at most, before it takes any idle one. */
-    private static final int REFRESHES = 8;
+    /** How many objects used since their put one reclaim reads, at most, before it takes any idle one. */
+    private static final int TOUCHES = 8;
     /** How many times one reclaim asks the policy for its coldest objects before it takes any idle one. */
-    private static final int REFRESH_ROUNDS = 3;
+    private static final int LOOKS = 3;
 
     /** Disposes an idle object now (its permit is what the caller needs): revived or disposed ones stay. */
     private boolean reclaim(Entry<K, V> entry) {

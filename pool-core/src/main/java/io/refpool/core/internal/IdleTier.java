@@ -272,13 +272,12 @@ final class IdleTier<K, V> {
     }
 
     /**
-     * Puts a cached object again so the policy's order sees it as used now: a revive does not touch
-     * the cache (the lazy tier), so the order knows only the put.
-     *
-     * @return whether the cache took it; if not, the failure was reported and the caller disposes it
+     * Reads a cached object's key, so the policy's order sees it as used now: a revive does not touch
+     * the cache (the lazy tier), so the order knows only the put. A read, not a put: it inserts
+     * nothing, runs no weigher, and leaves the object's cached spell to the puts and evictions.
      */
-    boolean refresh(Entry<K, V> entry) {
-        return put(entry, entry.idleSpell());
+    void touch(Entry<K, V> entry) {
+        cache.getIfPresent(entry.key);
     }
 
     private boolean claimOneOf(Map<K, V> candidates, Predicate<V> claim) {
