@@ -56,7 +56,7 @@ import java.util.function.Function;
  * the creator may need it). An object invalidated while in use no longer counts for its key: the
  * key's next acquire creates its successor while handles to the old one are still open. Any other
  * object being disposed keeps its key until its disposer returned: the key's next acquire waits for that
- * (from inside that very disposer it is refused, as it would wait for itself). {@link
+ * (from inside that very disposer an {@code acquire} is refused, as it would wait for itself). {@link
  * Builder#maxObjects} bounds live plus idle objects, and an object holds its capacity until its
  * disposer returned.
  *
