@@ -218,6 +218,9 @@ final class Acquirer<K, V> {
                 Entry<K, V> inFlight = s.disposing ? null : slots.disposalInFlight();
                 if (inFlight != null) {
                     slots.await(inFlight.key, inFlight.retirement, s);
+                    if (pool.isClosed()) { // closed while this thread waited with the gate given up
+                        throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
+                    }
                     continue;
                 }
                 throw new CapacityExhaustedException("acquire(" + Keys.describe(key) + ") needs a new object, but all "
@@ -226,6 +229,14 @@ final class Acquirer<K, V> {
                         + " attached acquire does not wait for capacity: use acquireAsync to wait in line");
             }
             Entry<K, V> shared = awaitShared(key, (Creation<K, V>) attempt, s);
+            if (pool.isClosed()) {
+                // closed while this thread waited with the gate given up, which the close neither
+                // waits for nor fails: the acquire fails as one the close found waiting would
+                if (shared != null) {
+                    handles.release(shared, s);
+                }
+                throw new PoolClosedException(pool.onClosedPool("acquire(" + Keys.describe(key) + ")"));
+            }
             if (shared != null) {
                 return shared;
             }
