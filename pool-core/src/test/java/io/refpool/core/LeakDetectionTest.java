@@ -244,6 +244,36 @@ class LeakDetectionTest {
         engine.assertAllDisposedExactlyOnce();
     }
 
+    @Test
+    void aSecondCloseRunsTheListenerAndTheKeysToStringOutsideTheHandlesLock() {
+        List<Handle<?>> handle = new CopyOnWriteArrayList<>();
+        List<String> underTheLock = new CopyOnWriteArrayList<>();
+        Object key = new Object() {
+            @Override
+            public String toString() {
+                if (!handle.isEmpty() && Thread.holdsLock(handle.get(0))) {
+                    underTheLock.add("the key's toString");
+                }
+                return "key";
+            }
+        };
+        RefPool<Object, Object> pool = RefPool.builder((Object k) -> new Object())
+                .leakDetection(LeakDetection.PARANOID)
+                .errorListener(error -> {
+                    if (Thread.holdsLock(handle.get(0))) {
+                        underTheLock.add("the listener, told of " + error.kind());
+                    }
+                })
+                .build();
+        try (Attachment attached = pool.attach()) {
+            handle.add(pool.acquire(key));
+            handle.get(0).close();
+            handle.get(0).close();
+        }
+        assertEquals(List.of(), underTheLock, "user code ran under the handle's lock");
+        pool.close();
+    }
+
     private static void closeFirst(Handle<Session> handle) {
         handle.close();
     }

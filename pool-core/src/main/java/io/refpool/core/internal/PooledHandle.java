@@ -187,15 +187,19 @@ class PooledHandle<K, V> implements Handle<V> {
      */
     @Override
     public void close() {
+        boolean again;
         synchronized (this) {
-            if (closed) {
-                closedAgain(handles, entry, tracked);
-                return;
+            again = closed;
+            if (!again) {
+                if (tracked != null) {
+                    tracked.closing(); // a second close, which takes this lock next, finds the first's site
+                }
+                closed = true;
             }
-            if (tracked != null) {
-                tracked.closing(); // a second close, which takes this lock next, finds the first's site
-            }
-            closed = true;
+        }
+        if (again) {
+            closedAgain(handles, entry, tracked); // after the lock: the listener and the key's toString run
+            return;
         }
         if (lease != null) { // untracked: the borrow goes back to the lease
             handles.giveBack(lease, opener);
