@@ -73,6 +73,25 @@ class ThreadEndedAttachedTest {
         assertTrue(message.contains("thread 'dies-attached' ended attached to pool 'ended'"), message);
     }
 
+    @Test
+    void threadsWithoutANameAreNamedByTheirIds() throws Exception {
+        RefPool<String, Object> pool = pool(AttachMode.SHARED);
+        Thread first = new Thread(pool::attach, ""); // as a virtual thread has no name
+        Thread second = new Thread(pool::attach, "");
+        for (Thread unnamed : List.of(first, second)) {
+            unnamed.start();
+            unnamed.join();
+        }
+        assertFalse(pool.close(Duration.ofMillis(100)));
+        List<String> messages = reported().stream().map(PoolError::message).toList();
+        assertEquals(2, messages.size(), errors.toString());
+        for (Thread unnamed : List.of(first, second)) {
+            assertTrue(
+                    messages.stream().anyMatch(m -> m.contains("thread #" + unnamed.getId() + " ended attached")),
+                    messages.toString());
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(AttachMode.class)
     void aTimedStopOfTheWorldThatTimesOutNamesTheThread(AttachMode mode) throws Exception {

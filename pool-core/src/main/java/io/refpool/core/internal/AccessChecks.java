@@ -21,14 +21,15 @@ final class AccessChecks {
         // after close nobody can attach: the objects still held stay usable, in their sections
         if (s.depth == 0 && !handles.isClosed()) {
             throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key) + " of pool '"
-                    + handles.name() + "' on thread " + me.getName() + ", which is not attached to the pool"
+                    + handles.name() + "' on thread " + Threads.describe(me) + ", which is not attached to the pool"
                     + " (strictAccess): use the object inside pool.call, or attach first");
         }
         if (handles.attachMode() == AttachMode.PER_OBJECT && !(s.depth > 0 && s.exclusive)) {
             Section section = entry.sectionIfCreated();
             if (section == null || !admits(section, me)) {
                 throw new IllegalStateException("get() on the handle for key " + Keys.describe(entry.key)
-                        + " of pool '" + handles.name() + "' on thread " + me.getName() + ", which does not hold the"
+                        + " of pool '" + handles.name() + "' on thread " + Threads.describe(me)
+                        + ", which does not hold the"
                         + " object's section (PER_OBJECT mode, strictAccess): use pool.call, or take"
                         + " Handle.section() first");
             }
@@ -51,7 +52,7 @@ final class AccessChecks {
         if (!handles.isAttached() && !handles.isClosed()) {
             throw new IllegalStateException("section() on the object of key " + Keys.describe(entry.key)
                     + " of pool '" + handles.name() + "' on thread "
-                    + Thread.currentThread().getName()
+                    + Threads.describe(Thread.currentThread())
                     + ", which is not attached: take the section attached (inside pool.attach() or"
                     + " pool.attached), use pool.call, or use sectionAsync");
         }

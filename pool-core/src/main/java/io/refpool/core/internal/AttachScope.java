@@ -21,9 +21,9 @@ final class AttachScope extends AttachScopeFields implements Attachment {
     private void checkUsable(String operation) {
         Thread current = Thread.currentThread();
         if (current != state.thread) {
-            throw new IllegalStateException(operation + " on thread '" + current.getName()
-                    + "' of an attachment opened by thread '" + state.thread.getName()
-                    + "': attachments are bound to their thread");
+            throw new IllegalStateException(operation + " on thread " + Threads.describe(current)
+                    + " of an attachment opened by thread " + Threads.describe(state.thread)
+                    + ": attachments are bound to their thread");
         }
         if (!open) {
             throw new IllegalStateException(operation + " of an attachment that is already closed");
@@ -83,7 +83,7 @@ final class AttachScope extends AttachScopeFields implements Attachment {
 
     @Override
     public String toString() {
-        return "Attachment[level " + level + (open ? ", open" : ", closed") + ", thread '" + state.thread.getName()
-                + "']";
+        return "Attachment[level " + level + (open ? ", open" : ", closed") + ", thread "
+                + Threads.describe(state.thread) + "]";
     }
 }

@@ -118,7 +118,7 @@ final class Attacher<K, V> {
         pool.report(
                 io.refpool.core.PoolError.Kind.THREAD_ENDED_ATTACHED,
                 null,
-                "thread '" + s.thread.getName() + "' " + what + ": its hold of the gate is never given back, so "
+                "thread " + Threads.describe(s.thread) + " " + what + ": its hold of the gate is never given back, so "
                         + (mode == AttachMode.GLOBAL ? "every attach, " : "")
                         + "stopTheWorld() and the pool's close wait for it for ever",
                 null);

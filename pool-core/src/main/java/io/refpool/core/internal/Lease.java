@@ -161,8 +161,8 @@ final class Lease<K, V> extends LeaseFields {
     public String toString() {
         int w = (int) STATE.getVolatile(this);
         Entry<K, V> leased = entry;
-        return "Lease[" + (leased == null ? "ended" : Keys.describe(leased.key)) + ", thread '" + owner.getName()
-                + "', "
+        return "Lease[" + (leased == null ? "ended" : Keys.describe(leased.key)) + ", thread " + Threads.describe(owner)
+                + ", "
                 + (w == ENDED ? "ended" : (w & ~REVOKED) + " borrowed" + ((w & REVOKED) != 0 ? ", revoked" : ""))
                 + "]";
     }

@@ -385,7 +385,7 @@ final class Section {
     private static IllegalStateException reentry(String what, Entry<?, ?> entry, String pool) {
         return new IllegalStateException(
                 what + " on the object of key " + Keys.describe(entry.key) + " in pool '" + pool
-                        + "': thread " + Thread.currentThread().getName()
+                        + "': thread " + Threads.describe(Thread.currentThread())
                         + " already holds its section, and a second hold would wait for itself");
     }
 }
