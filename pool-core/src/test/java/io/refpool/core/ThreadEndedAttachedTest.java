@@ -8,12 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.refpool.sync.WaitTimeoutException;
 import io.refpool.testkit.TestKit;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -106,6 +108,38 @@ class ThreadEndedAttachedTest {
                 reported().get(0).message().contains("'dies-attached-too'"),
                 reported().toString());
         pool.close(Duration.ZERO);
+    }
+
+    @Test
+    void aBurstOfThreadsThatEndedDetachedIsForgottenAtTheNextThreadsStart() throws Exception {
+        RefPool<String, Object> pool = pool(AttachMode.SHARED);
+        int burst = 300;
+        CountDownLatch allIn = new CountDownLatch(burst);
+        CountDownLatch leave = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < burst; i++) {
+            Thread thread = new Thread(() -> pool.run("k", o -> {
+                allIn.countDown();
+                try {
+                    assertTrue(leave.await(30, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            }));
+            thread.start();
+            threads.add(thread);
+        }
+        assertTrue(allIn.await(30, TimeUnit.SECONDS)); // all alive at once: each sweep so far kept them
+        leave.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertTrue(pool.core().knownThreads() >= burst, "nothing swept yet");
+        pool.core().knownThreadsSweepIntervalForTests(Duration.ZERO); // as if a second had passed
+        runAndEnd("after-the-burst", () -> pool.call("k", o -> o));
+        int known = pool.core().knownThreads();
+        assertTrue(known <= 2, "no thread of the burst is alive, yet the pool keeps the states of " + known);
+        pool.close();
     }
 
     @ParameterizedTest

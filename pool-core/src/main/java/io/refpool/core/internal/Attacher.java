@@ -124,6 +124,10 @@ final class Attacher<K, V> {
                 null);
     }
 
+    void knownThreadsSweepIntervalForTests(long nanos) {
+        known.sweepIntervalForTests(nanos);
+    }
+
     /** {@return how many threads' states this pool knows}, for tests */
     int knownThreads() {
         return known.size();

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -16,10 +17,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * pool, or its first use since its thread-locals were cleared, as some executors do between
  * tasks), never on an attach; so attaching writes nothing here. It is keyed by the thread: a state
  * replaced while attached lost its hold of the gate with the thread-locals, and is kept apart as
- * an orphan to be reported. The map is swept when it has doubled since the last sweep: the states
- * of threads that ended detached are dropped, so it holds at most about twice the threads alive. A
- * thread's writes to its own state happen before another thread sees it not alive, so a dead
- * thread's depth is read exactly.
+ * an orphan to be reported. The map is swept when it has doubled since the last sweep, and at a
+ * thread's start a second or more after the last sweep: the states of threads that ended detached
+ * are dropped. It so holds about twice the threads alive at the last sweep plus those started
+ * since, and a burst of threads that all ended is dropped at the first start a second later, not
+ * only once as many new threads came. A thread's writes to its own state happen before another
+ * thread sees it not alive, so a dead thread's depth is read exactly.
  */
 final class KnownThreads {
     /** No sweep below this many states. */
@@ -35,16 +38,25 @@ final class KnownThreads {
 
     private volatile int sweepAt = FIRST_SWEEP;
 
+    /** When ({@code System.nanoTime()}) the last sweep ran. */
+    private volatile long sweptAtNanos = System.nanoTime();
+
+    /** How long after the last sweep a thread's start sweeps again, whatever the map's size; tests lower it. */
+    private volatile long sweepIntervalNanos = TimeUnit.SECONDS.toNanos(1);
+
     /** {@return {@code s}}, the new state of the calling thread (its thread-local just started), now known */
     AttachState add(AttachState s) {
         AttachState replaced = states.put(s.thread, s);
         if (replaced != null && replaced.depth > 0) { // this thread's own: its depth is exact
             orphans.add(replaced);
         }
-        if (states.size() >= sweepAt && sweeping.compareAndSet(false, true)) {
+        int size = states.size();
+        if ((size >= sweepAt || size > FIRST_SWEEP && System.nanoTime() - sweptAtNanos >= sweepIntervalNanos)
+                && sweeping.compareAndSet(false, true)) {
             try {
                 states.values().removeIf(known -> !known.thread.isAlive() && known.depth == 0);
                 sweepAt = Math.max(FIRST_SWEEP, 2 * states.size());
+                sweptAtNanos = System.nanoTime();
             } finally {
                 sweeping.set(false);
             }
@@ -83,6 +95,11 @@ final class KnownThreads {
             }
         }
         return taken;
+    }
+
+    /** Sets how long after a sweep a thread's start sweeps again; for tests. */
+    void sweepIntervalForTests(long nanos) {
+        sweepIntervalNanos = nanos;
     }
 
     /** {@return how many states are known}, for tests */
