@@ -296,31 +296,22 @@ final class EndOfLife<K, V> {
             return false;
         }
         try {
-            // the coldest by the policy, skipping objects used since their put, which the policy's
-            // order has not seen (the lazy tier): each is read, so the next look sees it anew
-            int[] touches = {TOUCHES};
-            for (int round = 0; round < LOOKS && touches[0] > 0; round++) {
-                if (idle.claimOneColdest(candidate -> {
-                    Entry<K, V> entry = slots.byIdentity(candidate);
-                    if (entry == null) {
-                        return false;
-                    }
-                    if (!entry.usedSinceCached()) {
-                        return reclaim(entry);
-                    }
-                    if (touches[0] > 0) {
-                        touches[0]--;
+            // the coldest by the policy first, those used since their put (which the policy's order
+            // has not seen: the lazy tier) after the rest; each of those is read, so the next
+            // reclaim's look sees its use
+            return idle.claimOne(
+                    candidate -> {
+                        Entry<K, V> entry = slots.byIdentity(candidate);
+                        if (entry == null || !entry.usedSinceCached()) {
+                            return true;
+                        }
                         idle.touch(entry);
-                    }
-                    return false;
-                })) {
-                    return true;
-                }
-            }
-            return idle.claimOne(candidate -> {
-                Entry<K, V> entry = slots.byIdentity(candidate);
-                return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
-            });
+                        return false;
+                    },
+                    candidate -> {
+                        Entry<K, V> entry = slots.byIdentity(candidate);
+                        return entry != null && reclaim(entry); // a live one stays: the cache keeps revived ones
+                    });
         } catch (Throwable cacheFailed) {
             pool.report(
                     PoolError.Kind.IDLE_CACHE_FAILED,
@@ -348,11 +339,6 @@ final class EndOfLife<K, V> {
         });
         return reclaimed[0];
     }
-
-    /** How many objects used since their put one reclaim reads, at most, before it takes any idle one. */
-    private static final int TOUCHES = 8;
-    /** How many times one reclaim asks the policy for its coldest objects before it takes any idle one. */
-    private static final int LOOKS = 3;
 
     /** Disposes an idle object now (its permit is what the caller needs): revived or disposed ones stay. */
     private boolean reclaim(Entry<K, V> entry) {

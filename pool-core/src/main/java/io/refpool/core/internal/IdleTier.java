@@ -249,26 +249,24 @@ final class IdleTier<K, V> {
     }
 
     /**
-     * Offers cached objects, coldest first as far as the policy tells, then any, to {@code claim}
-     * until it takes one.
+     * Offers cached objects to {@code claim} until it takes one: the coldest few as far as the
+     * policy tells, those {@code preferred} first, then the rest of them, then any. One look at the
+     * policy's order.
      *
+     * @param preferred which of the coldest go first; it is asked once for each of them
      * @return whether {@code claim} took one
      */
-    boolean claimOne(Predicate<V> claim) {
+    boolean claimOne(Predicate<V> preferred, Predicate<V> claim) {
         Map<K, V> coldest = coldest();
+        if (coldest != cache.asMap()) {
+            for (V candidate : coldest.values()) {
+                if (preferred.test(candidate) && claim.test(candidate)) {
+                    return true;
+                }
+            }
+        }
         // then anything idle: the policy's order may not have seen the latest put yet
         return claimOneOf(coldest, claim) || (coldest != cache.asMap() && claimOneOf(cache.asMap(), claim));
-    }
-
-    /**
-     * Offers the coldest cached objects, as far as the policy tells, to {@code claim} until it takes
-     * one; nothing if the policy keeps no order (no size bound, no expiry after access).
-     *
-     * @return whether {@code claim} took one
-     */
-    boolean claimOneColdest(Predicate<V> claim) {
-        Map<K, V> coldest = coldest();
-        return coldest != cache.asMap() && claimOneOf(coldest, claim);
     }
 
     /**
