@@ -248,22 +248,32 @@ final class IdleTier<K, V> {
                 cacheFailed);
     }
 
+    /** How many times {@link #claimOne} looks at the policy's order for a preferred object. */
+    private static final int LOOKS = 2;
+
     /**
      * Offers cached objects to {@code claim} until it takes one: the coldest few as far as the
-     * policy tells, those {@code preferred} first, then the rest of them, then any. One look at the
-     * policy's order.
+     * policy tells, those {@code preferred} first; if it refused some, the coldest few again (its
+     * refusal may have moved them: see {@link #touch}); then the last few looked at, then any.
      *
-     * @param preferred which of the coldest go first; it is asked once for each of them
+     * @param preferred which of the coldest go first; asked once for each of them per look
      * @return whether {@code claim} took one
      */
     boolean claimOne(Predicate<V> preferred, Predicate<V> claim) {
         Map<K, V> coldest = coldest();
-        if (coldest != cache.asMap()) {
+        for (int look = 1; coldest != cache.asMap(); look++) {
+            boolean refused = false;
             for (V candidate : coldest.values()) {
-                if (preferred.test(candidate) && claim.test(candidate)) {
+                if (!preferred.test(candidate)) {
+                    refused = true;
+                } else if (claim.test(candidate)) {
                     return true;
                 }
             }
+            if (!refused || look == LOOKS) {
+                break;
+            }
+            coldest = coldest(); // the snapshot runs the cache's maintenance, which takes in the reads
         }
         // then anything idle: the policy's order may not have seen the latest put yet
         return claimOneOf(coldest, claim) || (coldest != cache.asMap() && claimOneOf(cache.asMap(), claim));

@@ -225,12 +225,12 @@ public final class PoolCore<K, V> implements PoolState {
         return new LeaseSeams<>(leases, slots, attacher);
     }
 
-    /** {@return how many threads' attach states the pool keeps}: diagnostics, for a test that they stay bounded */
     /** Sets how long after a sweep of the known threads a thread's start sweeps again; for tests. */
     public void knownThreadsSweepIntervalForTests(Duration interval) {
         attacher.knownThreadsSweepIntervalForTests(interval.toNanos());
     }
 
+    /** {@return how many threads' attach states the pool keeps}: diagnostics, for a test that they stay bounded */
     public int knownThreads() {
         return attacher.knownThreads();
     }
