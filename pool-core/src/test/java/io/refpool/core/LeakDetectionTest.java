@@ -196,7 +196,7 @@ class LeakDetectionTest {
         assertEquals(4, reports.size(), "a summary and one report per tracked handle: " + reports);
         PoolError summary = reports.get(0);
         assertNull(summary.cause());
-        assertTrue(summary.message().startsWith("3 handle(s) still open"), summary.message());
+        assertTrue(summary.message().startsWith("3 reference(s) still held"), summary.message());
         assertTrue(summary.message().contains("'a' (2)"), summary.message());
         for (PoolError report : reports.subList(1, 4)) {
             assertTrue(siteMentions(report.cause(), "closeReportsOpenHandlesWithTheirSitesUnderParanoid"));

@@ -101,12 +101,17 @@ final class LeakTracker {
                 site);
     }
 
-    /** Reports the handles still open when the pool closed: counts by key, then each tracked site. */
+    /**
+     * Reports the handles still open when the pool closed: the references held, by key, then each
+     * tracked site. Every object not yet disposed counts, its key's current one or not (an
+     * invalidated object a handle still holds). A held section and a thread lease hold a reference
+     * of their own, so the summary counts references, not handles.
+     */
     <K, V> void reportOpenAtClose(SlotTable<K, V> slots) {
         long[] open = {0};
         int[] listed = {0};
         StringBuilder keys = new StringBuilder();
-        slots.forEachEntry(entry -> {
+        slots.forEachObject(entry -> {
             int count = entry.count();
             if (count > 0) {
                 open[0] += count;
@@ -119,17 +124,17 @@ final class LeakTracker {
                 }
             }
         });
-        if (open[0] == 0) {
-            return;
+        if (open[0] > 0) {
+            pool.report(
+                    PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
+                    null,
+                    open[0] + " reference(s) still held when the pool closed (by open handles, held sections and"
+                            + " the thread leases handles borrow from), on keys " + keys
+                            + (listed[0] > 10 ? ", ..." : "")
+                            + "; each object is disposed when its last handle closes (a handle never closed keeps"
+                            + " its object unless leak detection finds it unreachable)",
+                    null);
         }
-        pool.report(
-                PoolError.Kind.HANDLES_OPEN_AT_CLOSE,
-                null,
-                open[0] + " handle(s) still open when the pool closed, on keys " + keys
-                        + (listed[0] > 10 ? ", ..." : "")
-                        + "; each object is disposed when its last handle closes (a handle never closed keeps its"
-                        + " object unless leak detection finds it unreachable)",
-                null);
         reportOpen();
     }
 
