@@ -387,8 +387,10 @@ public final class RefPool<K, V> implements AutoCloseable {
             throws E {
         Objects.requireNonNull(fn, "fn");
         long started = System.nanoTime();
+        PoolFunction<? super V, ? extends T, E> observed = core.observed(key, fn); // timed from now
         Handle<V> handle = core.acquireForCall(key, timeout); // checks key and timeout
-        return core.calls().callWithin(handle, timeout, started + saturatedNanos(timeout), fn); // closes the handle
+        return core.calls()
+                .callWithin(handle, timeout, started + saturatedNanos(timeout), observed); // closes the handle
     }
 
     /**

@@ -334,18 +334,26 @@ final class Acquirer<K, V> {
      * {@code operation} names it: {@link #acquireWithin}, its wait recorded if timings are on.
      */
     Handle<V> acquireWithinTimed(K key, Duration timeout, String operation) {
+        long begun = clock();
+        Handle<V> handle = acquireWithinUntimed(key, timeout, operation);
+        if (begun != 0) {
+            observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
+        }
+        return handle;
+    }
+
+    /**
+     * {@code call(key, timeout, fn)}'s acquire: as {@link #acquireWithinTimed}, its wait not recorded
+     * (the call's observed function records it when it starts).
+     */
+    Handle<V> acquireWithinUntimed(K key, Duration timeout, String operation) {
         Objects.requireNonNull(key, "key");
         Waits.checked(timeout); // at the call, before any attach
         if (pool.isClosed()) {
             throw new PoolClosedException(
                     pool.onClosedPool(operation + "(" + Keys.describe(key) + ", " + timeout + ")"));
         }
-        long begun = clock();
-        Handle<V> handle = acquireWithin(key, timeout, operation);
-        if (begun != 0) {
-            observer.since(PoolTimings.Timing.OBJECT_WAIT, begun);
-        }
-        return handle;
+        return acquireWithin(key, timeout, operation);
     }
 
     /** {@code pool.acquireAsync(key, token)}: {@link #acquireAsync}, its wait recorded if timings are on. */

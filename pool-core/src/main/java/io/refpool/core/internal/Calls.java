@@ -315,7 +315,9 @@ public final class Calls<K, V> {
                 if (!sections) {
                     return fn.apply(entry.value);
                 }
+                long begun = handles.clock();
                 try (Guard section = Section.enterWithin(handles, entry, left(deadlineNanos))) {
+                    handles.sectionWaitTold(begun, fn);
                     return fn.apply(entry.value);
                 }
             } finally {

@@ -127,6 +127,22 @@ final class Handles<K, V> {
         observer.closed(hold);
     }
 
+    /** The handle of {@code hold} is not watched or timed any more: {@link PooledHandle#unobserved}. */
+    void forget(Observer.Hold hold) {
+        observer.forget(hold);
+    }
+
+    /**
+     * The section of a call made with a handle ({@code call(key, timeout, fn)}) was taken after a
+     * wait begun at {@code begun} (from {@link #clock}), which the section recorded itself: told to
+     * {@code fn} if it is an observed call, whose wait for the object it is not part of.
+     */
+    void sectionWaitTold(long begun, Object fn) {
+        if (timings != null && fn instanceof Observer.Observed call) {
+            call.sectionWaited(System.nanoTime() - begun);
+        }
+    }
+
     /** {@return {@code System.nanoTime()} if timings are on, else 0 (and no clock read)} */
     long clock() {
         return timings == null ? 0 : System.nanoTime();

@@ -96,6 +96,11 @@ final class Observer {
      * watched (it does not exist any more), and no use is timed for it. Never throws.
      */
     void leaked(Hold hold) {
+        forget(hold);
+    }
+
+    /** {@code hold} is no longer watched, and no use is timed for it. Never throws. */
+    void forget(Hold hold) {
         if (open != null) {
             open.remove(hold);
         }

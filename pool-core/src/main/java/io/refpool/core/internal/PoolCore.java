@@ -340,8 +340,11 @@ public final class PoolCore<K, V> implements PoolState {
     }
 
     /** The acquire of {@code call(key, timeout, fn)}: see {@link Acquirer#acquireWithinTimed}. */
+    @SuppressWarnings("unchecked") // every handle this pool opens is a PooledHandle
     public Handle<V> acquireForCall(K key, Duration timeout) {
-        return acquirer.acquireWithinTimed(key, timeout, "call");
+        PooledHandle<K, V> handle = (PooledHandle<K, V>) acquirer.acquireWithinUntimed(key, timeout, "call");
+        handle.unobserved(); // the call's function is observed instead, as every call's is
+        return handle;
     }
 
     /** {@code pool.warmUp(keys, token)}: see {@link Warmer}. */

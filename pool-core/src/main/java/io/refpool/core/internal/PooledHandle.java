@@ -35,8 +35,11 @@ class PooledHandle<K, V> implements Handle<V> {
     private final LeakTracker.Tracked tracked;
     /** The attach state of the opening thread, or {@code null} if not known. */
     final AttachState opener;
-    /** The observer's record of this handle (timings, held too long), or {@code null}. */
-    private final Observer.Hold hold;
+    /**
+     * The observer's record of this handle (timings, held too long), or {@code null}; dropped by
+     * {@link #unobserved} on the opening thread before the handle is seen by anyone else.
+     */
+    private Observer.Hold hold;
     /**
      * The {@link Lease} this handle borrowed from, or {@code null}: it holds a reference of its own.
      * Typed {@code Object}, so that no signature here names the class of leases, which a JVM whose
@@ -93,6 +96,19 @@ class PooledHandle<K, V> implements Handle<V> {
         this.opener = opener;
         this.hold = hold;
         this.lease = null;
+    }
+
+    /**
+     * The pool itself uses this handle inside a call it observes as a call ({@code call(key, timeout,
+     * fn)}): the handle is not watched or timed as one. Called by the thread that opened it, before
+     * the handle is used.
+     */
+    void unobserved() {
+        Observer.Hold h = hold;
+        if (h != null) {
+            hold = null;
+            handles.forget(h);
+        }
     }
 
     private void checkOpen(String operation) {

@@ -619,11 +619,11 @@ final class SlotTable<K, V> {
                 retireAt = revival.retireAt();
             }
             value = FactoryCall.run(factory, key, attacher, s, creation.gateFree);
-            if (timings != null) {
-                timings.since(PoolTimings.Timing.CREATION, begun);
-            }
             if (value == null) {
                 throw new NullPointerException("the factory returned null for key " + Keys.describe(key));
+            }
+            if (timings != null) { // a creation: the factory returned an object
+                timings.since(PoolTimings.Timing.CREATION, begun);
             }
         } catch (Throwable failure) { // also checked exceptions, which code in other JVM languages throws
             throw failed(key, creation, permit, failure);
