@@ -382,6 +382,11 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
             }
         }
 
+        /** Who else may have bound the meter, in both refusals. */
+        private static final String ANOTHER_BINDING = ": a pool of the same name is bound to it, or this"
+                + " RefPoolMetrics is, through a composite registry that holds this one or one this composite"
+                + " holds (close that binding first, bind once, or name the pools apart)";
+
         private static List<Object> idOf(String name, Iterable<Tag> tags) {
             List<Tag> sorted = new ArrayList<>();
             tags.forEach(sorted::add);
@@ -392,15 +397,13 @@ public final class RefPoolMetrics implements MeterBinder, AutoCloseable {
         <M extends Meter> M add(String name, Tags all, Supplier<M> registration) {
             if (beforeBelow.contains(idOf(name, all))) {
                 throw new IllegalStateException("a registry of the composite registry holds the meter " + name + all
-                        + " of another binding: a pool of the same name is bound to it"
-                        + " (close that pool's RefPoolMetrics first, or name the pools apart)");
+                        + " of another binding" + ANOTHER_BINDING);
             }
             M registered = registration.get();
             if (before.contains(registered)) {
                 throw new IllegalStateException("the registry already holds the meter " + name + all + " (as "
                         + registered.getId().getName() + registered.getId().getTags()
-                        + " after its filters) of another binding: a pool of the same name is bound to it"
-                        + " (close that pool's RefPoolMetrics first, or name the pools apart)");
+                        + " after its filters) of another binding" + ANOTHER_BINDING);
             }
             meters.add(registered);
             return registered;

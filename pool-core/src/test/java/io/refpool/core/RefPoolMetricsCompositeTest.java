@@ -2,8 +2,10 @@ package io.refpool.core;
 
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -89,6 +91,30 @@ class RefPoolMetricsCompositeTest {
         } finally {
             first.close();
             second.close();
+        }
+    }
+
+    /**
+     * One binding to a composite and then to its child would record every duration twice: refused,
+     * and the refusal names the binding's own composite as a cause, where no other pool has the name.
+     */
+    @Test
+    void aBindingToACompositeAndToItsChildIsRefusedNamingItself() {
+        RefPool<String, Object> pool =
+                RefPool.<String, Object>builder(k -> new Object()).name("one").build();
+        try {
+            SimpleMeterRegistry child = new SimpleMeterRegistry();
+            CompositeMeterRegistry composite = new CompositeMeterRegistry();
+            composite.add(child);
+            RefPoolMetrics metrics = new RefPoolMetrics(pool);
+            metrics.bindTo(composite);
+            IllegalStateException refused = assertThrows(IllegalStateException.class, () -> metrics.bindTo(child));
+            assertTrue(
+                    refused.getMessage().contains("or this RefPoolMetrics is, through a composite registry"),
+                    refused.getMessage());
+            metrics.close();
+        } finally {
+            pool.close();
         }
     }
 }
