@@ -729,7 +729,8 @@ public final class RefPool<K, V> implements AutoCloseable {
 
     /**
      * Creates the objects of {@code keys} ahead of demand, so they sit idle until acquired: on the
-     * pool's {@linkplain Builder#executor executor}, one key at a time. A warm-up never holds or
+     * pool's {@linkplain Builder#executor executor} if the builder set one, else on the library's
+     * call threads ({@code refpool-call-N}), one key at a time. A warm-up never holds or
      * waits for the gate, in any mode: a factory it runs holds up no other key's request and no
      * {@link #stopTheWorld()}, and one single-thread executor may serve both {@link
      * Builder#executor executor} and {@link Builder#callExecutor callExecutor}. Each object it makes
@@ -1219,8 +1220,12 @@ public final class RefPool<K, V> implements AutoCloseable {
         }
 
         /**
-         * Sets where the drainer runs; it attaches, so it may wait for the gate. Default: a shared
-         * set of daemon threads.
+         * Sets where the drainer runs (it attaches, so it may wait for the gate) and where {@link
+         * RefPool#warmUp warmUp} runs. Default: for the drainer, a set of daemon threads that every
+         * pool shares ({@code refpool-drainer-N}), which run nothing else of a pool's but the
+         * disposers of the releases they apply: a factory or an {@code attachAsync} function whose
+         * wait a drain granted runs on the library's call threads instead; for warm-ups, those call
+         * threads.
          *
          * @param executor the executor
          * @return this builder

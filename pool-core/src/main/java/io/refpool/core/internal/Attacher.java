@@ -529,14 +529,20 @@ final class Attacher<K, V> {
         return mode == AttachMode.GLOBAL;
     }
 
-    /** Waits for the gate without parking, then runs {@code fn} attached on the granting thread. */
+    /**
+     * Waits for the gate without parking, then runs {@code fn} attached on the granting thread, unless
+     * that is one of the drainer threads every pool shares ({@link DrainerThreads}): a drain that
+     * disposes an object or gives the gate up grants waits, and the work they were waiting to do (a
+     * factory, an {@code attachAsync} function) would hold a thread other pools' drains need. Such
+     * work moves to the library's call threads.
+     */
     <T> CompletionStage<T> attachAsync(
             CancellationToken token, boolean exclusive, Function<? super Attachment, ? extends T> fn) {
         CompletionStage<T> refused = gates.refuseAsync(token);
         if (refused != null) {
             return refused;
         }
-        if (gates.tryEnter(exclusive)) {
+        if (!DrainerThreads.owns(Thread.currentThread()) && gates.tryEnter(exclusive)) {
             if (pool.isClosed()) { // closed since the check: a close that returned must not see fn run
                 gates.leave(null, exclusive);
                 return CompletableFuture.failedFuture(new PoolClosedException(pool.onClosedPool("attachAsync()")));
@@ -566,6 +572,8 @@ final class Attacher<K, V> {
                 gates.leave(guard, exclusive);
             } else if (states.get().poolSuspensions > 0) {
                 runOnThreadOfItsOwn(guard, exclusive, unlessGivenUp, result);
+            } else if (DrainerThreads.owns(Thread.currentThread())) {
+                runOffTheDrainer(guard, exclusive, unlessGivenUp, result);
             } else {
                 Waits.completeWith(result, () -> runAttached(guard, exclusive, unlessGivenUp));
             }
@@ -587,6 +595,20 @@ final class Attacher<K, V> {
         try {
             OwnThreads.start(
                     "attach", pool.name(), () -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
+        } catch (Throwable noThread) {
+            gates.leave(guard, exclusive);
+            result.completeExceptionally(noThread);
+        }
+    }
+
+    /**
+     * Runs a granted {@code fn} on one of the library's call threads, not on the shared drainer thread
+     * that granted it. If the hand-over fails, the gate is given back and the call fails.
+     */
+    private <T> void runOffTheDrainer(
+            Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn, CompletableFuture<T> result) {
+        try {
+            OwnThreads.calls().execute(() -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
         } catch (Throwable noThread) {
             gates.leave(guard, exclusive);
             result.completeExceptionally(noThread);

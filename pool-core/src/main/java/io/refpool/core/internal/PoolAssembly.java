@@ -128,8 +128,8 @@ final class PoolAssembly<K, V> {
         this.calls = new Calls<>(pool, attacher, acquirer, handles, leases);
         this.asyncCalls = new AsyncCalls<>(pool, closingToken, attacher, acquirer, handles, config.callFunctions());
         this.readings = new PoolReadings(counters, releases.queue(), capacity);
-        this.warmer = new Warmer<>(
-                pool, closingToken, attacher, slots, handles, config.drainExecutor(), config.idle() != null);
+        this.warmer =
+                new Warmer<>(pool, closingToken, attacher, slots, handles, config.warmUps(), config.idle() != null);
     }
 
     // the calls back up the order of construction

@@ -77,6 +77,14 @@ public record PoolSettings<K, V>(
         return executor == null ? DrainerThreads.shared() : executor;
     }
 
+    /**
+     * {@return where warm-ups run: the configured executor, or the library's call threads}, never the
+     * drainer threads every pool shares, which a warm-up's factories would hold from other pools' drains
+     */
+    Executor warmUps() {
+        return executor == null ? OwnThreads.calls() : executor;
+    }
+
     /** {@return where {@code callAsync} functions run: the configured executor, or the library's call threads} */
     Executor callFunctions() {
         return callExecutor == null ? OwnThreads.calls() : callExecutor;
