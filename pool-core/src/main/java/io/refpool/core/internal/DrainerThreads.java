@@ -28,18 +28,20 @@ final class DrainerThreads {
     /** A drainer thread: the type tells it from any thread of a user's executor. */
     private static final class DrainerThread extends Thread {
         DrainerThread(Runnable runnable, String name) {
-            super(runnable, name);
+            super(null, runnable, name, 0, false);
+            OwnThreads.inheritNothing(this);
         }
     }
 
     private static Executor create() {
         AtomicInteger serial = new AtomicInteger();
-        ThreadPoolExecutor executor =
-                new ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
-                    Thread thread = new DrainerThread(runnable, "refpool-drainer-" + serial.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(
+                4,
+                4,
+                60,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(),
+                runnable -> new DrainerThread(runnable, "refpool-drainer-" + serial.incrementAndGet()));
         executor.allowCoreThreadTimeOut(true);
         return executor;
     }

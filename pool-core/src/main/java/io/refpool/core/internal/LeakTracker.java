@@ -20,11 +20,13 @@ import java.util.function.Function;
  * it, which unregisters it without a report.
  */
 final class LeakTracker {
-    private static final Cleaner CLEANER = Cleaner.create(runnable -> {
-        Thread thread = new Thread(runnable, "refpool-leak-detector");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * The cleaner of tracked handles, made (with its thread, which runs for as long as the JVM) only
+     * once a pool tracks one: a JVM whose pools track nothing runs no leak detector thread.
+     */
+    private static final class Cleaners {
+        static final Cleaner CLEANER = Cleaner.create(runnable -> OwnThreads.daemon(runnable, "refpool-leak-detector"));
+    }
 
     private final PoolState pool;
     private final PoolCounters counters;
@@ -152,7 +154,7 @@ final class LeakTracker {
     void register(Object handle, Tracked tracked) {
         open.add(tracked);
         try {
-            tracked.cleanable = CLEANER.register(handle, tracked);
+            tracked.cleanable = Cleaners.CLEANER.register(handle, tracked);
         } catch (Throwable e) {
             open.remove(tracked);
             throw e;

@@ -21,10 +21,26 @@ final class OwnThreads {
      * {@code work} then never runs.
      */
     static void start(String what, String poolName, Runnable work) {
-        Thread thread =
-                new Thread(work, "refpool-" + what + "-" + STARTED.incrementAndGet() + " (pool '" + poolName + "')");
+        daemon(work, "refpool-" + what + "-" + STARTED.incrementAndGet() + " (pool '" + poolName + "')")
+                .start();
+    }
+
+    /**
+     * {@return a daemon thread for {@code work}, not started, that inherits nothing of the thread
+     * that makes it}: no inheritable thread-locals, and refpool's class loader as its context class
+     * loader. A plugin thread may be the one that happens to start a thread every pool then shares;
+     * inheriting its loader, the thread would keep the plugin from being unloaded as long as it runs.
+     */
+    static Thread daemon(Runnable work, String name) {
+        Thread thread = new Thread(null, work, name, 0, false);
+        inheritNothing(thread);
+        return thread;
+    }
+
+    /** Makes a thread made with {@code inheritThreadLocals} false a daemon with refpool's context class loader. */
+    static void inheritNothing(Thread thread) {
         thread.setDaemon(true);
-        thread.start();
+        thread.setContextClassLoader(OwnThreads.class.getClassLoader());
     }
 
     /**
@@ -68,11 +84,12 @@ final class OwnThreads {
      * no context class loader of whichever thread (the timer's, a caller's) happened to start them
      */
     private static ThreadPoolExecutor cached(String prefix) {
-        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), work -> {
-            Thread thread = new Thread(null, work, prefix + STARTED.incrementAndGet(), 0, false);
-            thread.setDaemon(true);
-            thread.setContextClassLoader(OwnThreads.class.getClassLoader());
-            return thread;
-        });
+        return new ThreadPoolExecutor(
+                0,
+                Integer.MAX_VALUE,
+                60,
+                TimeUnit.SECONDS,
+                new SynchronousQueue<>(),
+                work -> daemon(work, prefix + STARTED.incrementAndGet()));
     }
 }

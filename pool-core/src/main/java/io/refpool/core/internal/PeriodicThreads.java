@@ -13,11 +13,8 @@ final class PeriodicThreads {
 
     /** {@return a scheduler of one daemon thread named {@code name}, retired after {@code keepAliveSeconds} idle} */
     static ScheduledThreadPoolExecutor daemon(String name, long keepAliveSeconds) {
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, name);
-            thread.setDaemon(true);
-            return thread;
-        });
+        ScheduledThreadPoolExecutor executor =
+                new ScheduledThreadPoolExecutor(1, task -> OwnThreads.daemon(task, name));
         executor.setRemoveOnCancelPolicy(true);
         executor.setKeepAliveTime(keepAliveSeconds, TimeUnit.SECONDS);
         executor.allowCoreThreadTimeOut(true);

@@ -137,9 +137,7 @@ final class Shutdown {
     /** Starts {@code close} on a thread of its own if nobody closes yet, and returns without waiting. */
     void closeElsewhere(Runnable close, String threadName) {
         if (state.get() == OPEN) {
-            Thread thread = new Thread(close, threadName);
-            thread.setDaemon(true);
-            thread.start();
+            OwnThreads.daemon(close, threadName).start();
         }
     }
 
