@@ -63,15 +63,15 @@ final class CacheMaintenance {
     private final int handoffRounds;
 
     /**
-     * The cache's scheduler: Caffeine's system scheduler, but a delayed task leaves the JVM's one
-     * delay thread, for the JDK's default async executor, before the cache's executor gets it.
-     * That executor runs everything inline ({@link #execute}), so a scheduled maintenance would
-     * otherwise run on the delay thread, and its wait for the cache's lock, or a configurer's slow
-     * removal listener, would hold up every delayed task in the JVM: the pool's own drain timer,
-     * every {@code orTimeout}.
+     * The cache's scheduler: a delayed task leaves refpool's timer thread ({@link Timers}), for the
+     * JDK's default async executor, before the cache's executor gets it. That executor runs
+     * everything inline ({@link #execute}), so a scheduled maintenance would otherwise run on the
+     * timer thread, and its wait for the cache's lock, or a configurer's slow removal listener, would
+     * hold up every pool's delays. A delay the cache cancels (it has nothing left to expire, as after
+     * the pool's close) leaves the timer's queue, and with it the last reference to the pool.
      */
     static final Scheduler SCHEDULER = (cacheExecutor, task, delay, unit) ->
-            Scheduler.systemScheduler().schedule(Handoff.ASYNC, () -> cacheExecutor.execute(task), delay, unit);
+            Timers.schedule(() -> Handoff.ASYNC.execute(() -> cacheExecutor.execute(task)), delay, unit);
 
     /** Holds the JDK's default async executor, read once, on the first schedule. */
     private static final class Handoff {

@@ -3,9 +3,9 @@ package io.refpool.core.internal;
 import io.refpool.core.EvictionCause;
 import io.refpool.core.PoolError;
 import java.util.ArrayList;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -65,6 +65,9 @@ final class DeferredReleases<K, V> {
 
     private final int drainThreshold;
     private final Schedule delayedScheduled = new Schedule();
+    /** The delayed drain's timer while it may be armed, or {@code null}: cancelled at close. */
+    private volatile ScheduledFuture<?> delayedTimer;
+
     private final Schedule urgentScheduled = new Schedule();
 
     DeferredReleases(
@@ -130,24 +133,45 @@ final class DeferredReleases<K, V> {
     }
 
     private void armTimer() {
-        if (!later(drainDelayNanos, () -> submit(delayedScheduled))) {
+        ScheduledFuture<?> timer = later(drainDelayNanos, () -> submit(delayedScheduled));
+        if (timer == null) {
             delayedScheduled.set(false); // the next enqueue or attach takes over
+        } else {
+            delayedTimer = timer;
         }
     }
 
-    /** Runs {@code task} on a drainer thread once {@code delayNanos} have passed. @return whether the timer was armed */
-    private boolean later(long delayNanos, Runnable task) {
+    /**
+     * At close, once the close applied what was pending: the delayed drain's timer, which would keep
+     * the pool reachable for the drain delay, is cancelled. A release queued since is drained at
+     * once (the pool is closed), but an eviction waits for a delayed drain: re-armed if one is pending.
+     */
+    void cancelDelayedDrain() {
+        ScheduledFuture<?> timer = delayedTimer;
+        if (timer != null && timer.cancel(false)) {
+            delayedTimer = null;
+            delayedScheduled.set(false);
+            if (queue.isDirty() && delayedScheduled.compareAndSet(false, true)) {
+                armTimer();
+            }
+        }
+    }
+
+    /**
+     * Runs {@code task} on a drainer thread once {@code delayNanos} have passed.
+     *
+     * @return the timer, or {@code null} if it could not be armed
+     */
+    private ScheduledFuture<?> later(long delayNanos, Runnable task) {
         try {
-            CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, this::handOffFromTimer)
-                    .execute(task);
-            return true;
+            return Timers.schedule(() -> handOffFromTimer(task), delayNanos, TimeUnit.NANOSECONDS);
         } catch (Throwable timerFailed) {
             pool.report(PoolError.Kind.DRAINER_FAILED, null, "the drain timer could not be armed", timerFailed);
-            return false;
+            return null;
         }
     }
 
-    /** Runs on the JDK's delay thread: a hand-off that cannot block, re-armed if it fails. */
+    /** Runs on refpool's timer thread: a hand-off that cannot block, re-armed if it fails. */
     private void handOffFromTimer(Runnable task) {
         try {
             DrainerThreads.shared().execute(task);
@@ -195,7 +219,7 @@ final class DeferredReleases<K, V> {
 
     /** Arms the schedule's watch unless one is armed already: one per schedule at a time. */
     private void watch(Schedule schedule) {
-        if (schedule.watched.compareAndSet(false, true) && !later(drainDelayNanos, () -> check(schedule))) {
+        if (schedule.watched.compareAndSet(false, true) && later(drainDelayNanos, () -> check(schedule)) == null) {
             schedule.watched.set(false);
         }
     }

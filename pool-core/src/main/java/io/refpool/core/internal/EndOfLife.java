@@ -355,6 +355,7 @@ final class EndOfLife<K, V> {
     void disposeAllAtClose(AttachState s) {
         if (idle != null) {
             idle.clear(); // EXPLICIT: the loop below disposes what was idle
+            idle.cleanUp(); // the cache, empty, cancels its expiry timer, which would keep the pool reachable
         }
         Consumer<Entry<K, V>> atZero = entry -> dispose(entry, s, DisposalCause.CLOSED, null, Uncache.NO);
         disposals.batchRunDry(s, () -> slots.forEachEntry(atZero));

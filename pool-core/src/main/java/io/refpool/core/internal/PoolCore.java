@@ -562,6 +562,7 @@ public final class PoolCore<K, V> implements PoolState {
                 releases.applyAll(s); // what a sweep under way ended, queued before revokeAll returned
             }
             endOfLife.disposeAllAtClose(s);
+            releases.cancelDelayedDrain(); // its timer would keep the closed pool reachable
             leaks.reportOpenAtClose(slots);
         } finally {
             attached.close();
