@@ -26,7 +26,7 @@ import java.util.function.BooleanSupplier;
  *
  *   flag       to       by
  *   urgent     true     an enqueue past the threshold, or after close (not an eviction's)
- *   delayed    true     any other enqueue; the JDK's delay thread hands the drain on after the delay
+ *   delayed    true     any other enqueue; refpool's timer thread hands the drain on after the delay
  *   either     false    the drain it scheduled, first thing when it runs, on the executor; or on
  *                      a drainer thread, run there by the flag's watch if the executor took it
  *                      and had not started it a drain delay later (a discard policy drops it)
@@ -44,8 +44,8 @@ import java.util.function.BooleanSupplier;
  *
  * <p><b>No borrowed thread blocks.</b> A drain never parks on the gate: when the gate is busy it
  * joins the line without a thread and runs when granted ({@link Attacher#runInternal}), so drainer
- * threads shared with other pools are never held by this one. The JDK's delay thread only hands a
- * delayed drain to the library's own drainer threads ({@link DrainerThreads}); it never runs it,
+ * threads shared with other pools are never held by this one. refpool's timer thread ({@link
+ * Timers}) only hands a delayed drain to the library's own drainer threads ({@link DrainerThreads}); it never runs it,
  * nor calls the pool's executor, whose caller-runs policy would run it there. An executor that
  * rejects or fails a drain (even with an {@code Error}) gets it back on the scheduling thread, which
  * the drain does not block; nothing is thrown at the enqueuing caller (a handle's {@code close()}).

@@ -104,7 +104,7 @@ final class IdleTier<K, V> {
             }
         }
         try {
-            builder.scheduler(CacheMaintenance.SCHEDULER); // off the JVM's delay thread before it runs
+            builder.scheduler(CacheMaintenance.SCHEDULER); // off refpool's timer thread before it runs
         } catch (IllegalStateException alreadySet) {
             // the configurer chose its own scheduler
         }
