@@ -516,7 +516,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * the key and the pool. Without an {@linkplain Builder#interrupter interrupter} the limit bounds
      * the waits, never the function: a function that started runs to its end. With one, the
      * interrupter is called if the function still runs at the limit, and the stage fails with what
-     * the function then throws. A zero timeout takes only what is free at once. A caller that
+     * the function then throws. A zero timeout takes only what is free at once: with the object,
+     * the gate and the section free, the function runs when the call executor starts it (without an
+     * interrupter; with one, a zero limit leaves the function no time and fails the call). A caller that
      * completes or cancels the returned future itself ({@code completeOnTimeout}, say) ends the
      * waits, as with a token; a function already running is not interrupted for it, and its limit
      * still stands.

@@ -88,8 +88,10 @@ public final class AsyncCalls<K, V> {
     /**
      * {@code callAsync(key, timeout, fn)}: {@link #callAsync} whose waits end after {@code timeout};
      * the stage then fails with a {@link WaitTimeoutException}. The timer starts once the call has
-     * taken what was free at once, so a zero timeout means "only if nothing needs waiting for". The
-     * limit bounds the waits, the call executor's queue included, never the function: one that
+     * taken what was free at once, so a zero timeout means "only if nothing needs waiting for": with
+     * the object, the gate and the section granted at once, no timer is armed, and the function runs
+     * when the call executor starts it. A positive limit bounds the waits, the call executor's queue
+     * included, never the function: one that
      * started runs to its end, with the timer disarmed as it starts. With an interrupter the limit bounds the function too, so the timer starts
      * with the call: a function the executor starts, or even finishes, before this method returns
      * is timed, and a zero limit fails the call without running it.
@@ -138,8 +140,9 @@ public final class AsyncCalls<K, V> {
                     timer.close();
                     return fn.apply(value);
                 };
+        AtomicBoolean grantedAtOnce = new AtomicBoolean();
         CompletableFuture<T> calling =
-                this.<T>callAsync(key, timer.token(), timed, fn).toCompletableFuture();
+                this.<T>callAsync(key, timer.token(), timed, fn, grantedAtOnce).toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         calling.whenComplete((value, failure) -> {
             boolean neverStarted = phase.get() != STARTED && phase.compareAndSet(NOT_STARTED, GIVEN_UP);
@@ -167,7 +170,9 @@ public final class AsyncCalls<K, V> {
         // token form, and a function already running is not interrupted for it, only by its limit;
         // the outcome above is ignored. Settled from the call's own outcome, this ends nothing
         result.whenComplete((value, failure) -> calling.cancel(false));
-        if (!boundsFunction && !calling.isDone()) {
+        // a zero limit granted everything at once: nothing was waited for, and the executor's queue
+        // is not a wait it can bound (the function never runs inside this call)
+        if (!boundsFunction && !calling.isDone() && !(timeout.isZero() && grantedAtOnce.get())) {
             try {
                 Waits.arm(timer, timeout);
             } catch (IllegalStateException closedMeanwhile) {
@@ -195,15 +200,20 @@ public final class AsyncCalls<K, V> {
      */
     public <T> CompletionStage<T> callAsync(
             K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
-        return callAsync(key, token, fn, fn);
+        return callAsync(key, token, fn, fn, null);
     }
 
     /**
      * {@link #callAsync(Object, CancellationToken, PoolFunction)} running {@code fn}, a wrapper of
      * the caller's function {@code told}, which is told the call's section wait (an observed call).
+     * {@code granted}, if not null, is set when the function is handed to the call executor.
      */
     private <T> CompletionStage<T> callAsync(
-            K key, CancellationToken token, PoolFunction<? super V, ? extends T, ? extends Exception> fn, Object told) {
+            K key,
+            CancellationToken token,
+            PoolFunction<? super V, ? extends T, ? extends Exception> fn,
+            Object told,
+            AtomicBoolean granted) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(fn, "fn");
@@ -236,7 +246,7 @@ public final class AsyncCalls<K, V> {
             } else if (result.isDone()) {
                 handles.release(entry, null);
             } else {
-                holdGate(entry, waits.token(), token, fn, told, result);
+                holdGate(entry, waits.token(), token, fn, told, result, granted);
             }
         });
         return result;
@@ -248,7 +258,8 @@ public final class AsyncCalls<K, V> {
             CancellationToken callerToken,
             PoolFunction<? super V, ? extends T, ? extends Exception> fn,
             Object told,
-            CompletableFuture<T> result) {
+            CompletableFuture<T> result,
+            AtomicBoolean granted) {
         attacher.holdGate(token, false).whenComplete((gate, failure) -> {
             if (failure != null) {
                 handles.release(entry, null);
@@ -257,7 +268,7 @@ public final class AsyncCalls<K, V> {
                 gate.close();
                 handles.release(entry, null);
             } else if (!sections) {
-                new AsyncRun<>(entry, gate, null, callerToken, fn, result).dispatch();
+                dispatch(new AsyncRun<>(entry, gate, null, callerToken, fn, result), granted);
             } else {
                 Section.enterAsync(handles, entry, token, true, told).whenComplete((section, sectionFailure) -> {
                     if (sectionFailure != null) {
@@ -265,11 +276,21 @@ public final class AsyncCalls<K, V> {
                         handles.release(entry, null);
                         result.completeExceptionally(unwrap(sectionFailure));
                     } else {
-                        new AsyncRun<>(entry, gate, (SectionHold<?, ?>) section, callerToken, fn, result).dispatch();
+                        dispatch(
+                                new AsyncRun<>(entry, gate, (SectionHold<?, ?>) section, callerToken, fn, result),
+                                granted);
                     }
                 });
             }
         });
+    }
+
+    /** Hands {@code run} to the call executor, {@code granted} (if not null) set first. */
+    private void dispatch(AsyncRun<?> run, AtomicBoolean granted) {
+        if (granted != null) {
+            granted.set(true);
+        }
+        run.dispatch();
     }
 
     /**
