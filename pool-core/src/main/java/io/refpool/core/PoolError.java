@@ -4,7 +4,8 @@ import java.util.Objects;
 
 /**
  * Something that went wrong inside a pool without a caller to throw it to: a failing factory or
- * disposer, a leaked handle, a handle closed twice, handles still open when the pool closed.
+ * disposer, a leaked handle, a handle closed twice ({@link LeakDetection#PARANOID}), handles still
+ * open when the pool closed.
  *
  * <pre>{@code
  * RefPool<String, Session> pool = RefPool.builder((String tenant) -> engine.open(tenant))

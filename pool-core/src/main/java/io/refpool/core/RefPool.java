@@ -823,7 +823,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * on, on a thread of its own, and finishes (disposing the remaining idle objects) when the last
      * of them leaves. At the limit, the pool's {@linkplain Builder#interrupter interrupter}, if
      * set, is called (on this thread) for every call whose function still runs; without one, a
-     * running call is not stopped. Either way its object is disposed after it returns. Called on a
+     * running call is not stopped. Either way its object is disposed after it returns. Also at the
+     * limit, every {@code callAsync} function the call executor has not started gives back what it
+     * holds and never runs; its stage fails with {@link PoolClosedException}. Called on a
      * thread the close would wait for (one attached to this pool, a factory's, an interrupter's, or a
      * disposer run by the close), it closes as {@code close()} does there, without waiting, and
      * interrupts nothing. Called from a disposer in its {@code detached()} section, whose batch the
@@ -835,7 +837,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * }
      * }</pre>
      *
-     * @param timeout how long to wait; zero starts the close and only reports whether it is done
+     * @param timeout how long to wait; zero reaches the limit at once: the close starts on a thread
+     *     of its own, what the limit does is done now, and the result says whether the close
+     *     finished by then (seldom: it has just started)
      * @return whether the pool is closed, every object disposed that no open handle keeps
      * @throws IllegalArgumentException if {@code timeout} is negative
      * @throws NullPointerException if {@code timeout} is null
@@ -1383,7 +1387,7 @@ public final class RefPool<K, V> implements AutoCloseable {
         /**
          * Sets how many handles {@link LeakDetection#SAMPLED} tracks: one in {@code oneIn}, drawn at
          * random per acquire. Default: one in 128. {@code 1} tracks every handle (with
-         * {@code SAMPLED}'s reporting, not {@code PARANOID}'s double-close sites).
+         * {@code SAMPLED}'s reporting, leaks only: double closes are reported only by {@code PARANOID}).
          *
          * @param oneIn the sampling interval, at least 1
          * @return this builder

@@ -30,6 +30,8 @@ import java.util.function.BooleanSupplier;
  *   either     false    the drain it scheduled, first thing when it runs, on the executor; or on
  *                      a drainer thread, run there by the flag's watch if the executor took it
  *                      and had not started it a drain delay later (a discard policy drops it)
+ *   delayed    false    the close, cancelling a delayed drain's timer before it fired
+ *                      ({@link #cancelDelayedDrain})
  *
  *   a drain handed to the executor: one CAS on its own "started" decides between the executor's
  *   run and the watch's, so a dropped drain never keeps its flag up for good, and a late run by
