@@ -22,7 +22,11 @@ public enum DisposalCause {
     SIZE,
     /** The idle cache's expiry evicted it. */
     EXPIRED,
-    /** The idle cache's weak or soft references let it go. */
+    /**
+     * The idle cache's weak or soft references let it go. Never given today: {@code build()}
+     * refuses an idle cache with weak or soft references, which the pool's own strong ones would
+     * keep from ever letting an object go.
+     */
     COLLECTED,
     /**
      * Room was needed under {@code maxObjects}: an idle object evicted for a new one, or an object

@@ -12,7 +12,7 @@ public enum EvictionCause {
     SIZE,
     /** The idle cache's expiry. */
     EXPIRED,
-    /** The idle cache's weak or soft references. */
+    /** The idle cache's weak or soft references; never given today, as {@link DisposalCause#COLLECTED}. */
     COLLECTED,
     /** Room was needed for a new object under {@code maxObjects}. */
     CAPACITY

@@ -1341,7 +1341,8 @@ public final class RefPool<K, V> implements AutoCloseable {
          * traffic, unless the configurer sets one, and the cache's maintenance runs on the thread
          * that wrote to it, unless the configurer sets an executor). Evicted objects are disposed,
          * attached. The
-         * configurer must not set an eviction listener (refused). A removal listener it sets is told
+         * configurer must not set an eviction listener, nor weak or soft keys or values (refused:
+         * the pool holds what it pools strongly until it disposes it). A removal listener it sets is told
          * of the pool's objects as they leave the cache (evicted, invalidated, cleared, closed),
          * which the pool disposes itself: it may record them, never dispose them. Default: no idle
          * cache; objects are disposed at count zero.

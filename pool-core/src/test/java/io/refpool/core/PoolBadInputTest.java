@@ -14,6 +14,7 @@ import io.refpool.core.TestKeyedPoolFixtures.Session;
 import io.refpool.core.internal.PoolCore;
 import io.refpool.sync.CancellationToken;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -114,6 +115,28 @@ class PoolBadInputTest {
                 () -> engine.builder().idle(cache -> cache.maximumWeight(100)).build(),
                 "Caffeine's own check, not mistaken for an eviction listener");
         assertMessageNames(caffeines, "weigher");
+    }
+
+    /** The pool holds what it pools strongly: a weak or soft reference in the cache would never let go. */
+    @Test
+    void weakOrSoftReferencesInTheIdleCacheAreRejectedAtBuild() {
+        Engine engine = new Engine();
+        List<java.util.function.Consumer<com.github.benmanes.caffeine.cache.Caffeine<Object, Object>>> configurers =
+                List.of(
+                        cache -> cache.maximumSize(8).softValues(),
+                        cache -> cache.weakValues(),
+                        cache -> cache.maximumSize(8).weakKeys());
+        for (java.util.function.Consumer<com.github.benmanes.caffeine.cache.Caffeine<Object, Object>> configurer :
+                configurers) {
+            assertRejected(
+                    IllegalArgumentException.class,
+                    () -> engine.builder().idle(configurer::accept).build(),
+                    "idle(...)",
+                    "weak or soft");
+        }
+        RefPool<String, Session> pool =
+                engine.builder().idle(cache -> cache.maximumSize(8)).build(); // builds
+        pool.close();
     }
 
     @Test

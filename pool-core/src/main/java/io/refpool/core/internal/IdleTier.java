@@ -88,6 +88,12 @@ final class IdleTier<K, V> {
         this.evictions = evictions;
         Caffeine<Object, Object> builder = Caffeine.newBuilder();
         configurer.accept(builder);
+        String configured = builder.toString(); // the builder's only account of reference strength
+        if (configured.contains("keyStrength=") || configured.contains("valueStrength=")) {
+            throw new IllegalArgumentException("idle(...) must not set weak or soft references (" + configured
+                    + "): the pool holds its keys and objects strongly until it disposes them, so such a"
+                    + " reference would never let an idle object go, and weak keys would compare keys by identity");
+        }
         try {
             // maintenance on the writing thread: the eviction listener only queues, and a pool
             // thread woken per write costs an unpark on every miss; a put's maintenance task as the
