@@ -752,8 +752,9 @@ public final class RefPool<K, V> implements AutoCloseable {
      * @param keys the keys to create; copied at the call
      * @param token ends the warm-up before its next key
      * @return a stage of how many objects it made; failed with the factory's exception (the keys
-     *     before it stay warm), or with {@link PoolClosedException} if the pool closed before the
-     *     warm-up ended (an object made meanwhile is disposed as {@link DisposalCause#CLOSED})
+     *     before it stay warm), with {@link PoolClosedException} if the pool closed before the
+     *     warm-up ended (an object made meanwhile is disposed as {@link DisposalCause#CLOSED}), or
+     *     with what the executor threw if it refused the warm-up (nothing was made)
      * @throws NullPointerException if an argument or a key is null
      * @throws IllegalStateException if the pool has no idle cache: each object would be disposed
      *     as soon as it was made

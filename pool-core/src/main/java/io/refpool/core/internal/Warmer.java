@@ -14,8 +14,9 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the pool's
- * executor, one key at a time, and lets each go idle: before the stage completes if the gate is
+ * {@code pool.warmUp(keys, token)}: creates the objects of keys that have none, on the builder's
+ * executor if it set one, else on the library's call threads (never on the drainer threads every
+ * pool shares, which a slow factory would hold from other pools' drains), one key at a time, and lets each go idle: before the stage completes if the gate is
  * free, otherwise when it is next given up.
  *
  * <p>A warm-up never waits for the gate ({@link #run}): it holds none during a factory, in any
