@@ -428,6 +428,11 @@ final class Acquirer<K, V> {
         if (refused != null) {
             return CompletableFuture.failedFuture(refused);
         }
+        return Waits.offTheDrainer(() -> timedAcquireAsync(key, timeout), Handle::close);
+    }
+
+    /** {@link #acquireAsyncWithin}, its arguments checked, on a thread that is not a shared drainer. */
+    private CompletionStage<Handle<V>> timedAcquireAsync(K key, Duration timeout) {
         CancellationSource timer = new CancellationSource();
         CompletionStage<Handle<V>> acquired = acquireAsync(key, timer.token());
         if (acquired.toCompletableFuture().isDone()) {

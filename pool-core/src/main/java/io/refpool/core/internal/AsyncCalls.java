@@ -105,6 +105,12 @@ public final class AsyncCalls<K, V> {
             return CompletableFuture.failedStage(new IllegalArgumentException(
                     "callAsync(" + Keys.describe(key) + ", timeout) with a negative" + " timeout: " + timeout));
         }
+        return Waits.offTheDrainer(() -> this.<T>timedCallAsync(key, timeout, fn), value -> {});
+    }
+
+    /** {@link #callAsyncWithin}, its arguments checked, on a thread that is not a shared drainer. */
+    private <T> CompletionStage<T> timedCallAsync(
+            K key, Duration timeout, PoolFunction<? super V, ? extends T, ? extends Exception> fn) {
         CancellationSource timer = new CancellationSource();
         WaitTimeoutException timedOut = new WaitTimeoutException(
                 "key " + Keys.describe(key) + " (its object, the gate and its section) in pool '" + pool.name() + "'",

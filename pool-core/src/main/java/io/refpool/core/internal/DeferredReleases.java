@@ -29,7 +29,8 @@ import java.util.function.BooleanSupplier;
  *   delayed    true     any other enqueue; refpool's timer thread hands the drain on after the delay
  *   either     false    the drain it scheduled, first thing when it runs, on the executor; or on
  *                      a drainer thread, run there by the flag's watch if the executor took it
- *                      and had not started it a drain delay later (a discard policy drops it)
+ *                      and had not started it a drain delay (at most a second) later (a
+ *                      discard policy drops it)
  *   delayed    false    the close, cancelling a delayed drain's timer before it fired
  *                      ({@link #cancelDelayedDrain})
  *
@@ -219,9 +220,17 @@ final class DeferredReleases<K, V> {
         watching = false;
     }
 
+    /** The longest a watch waits: its timer holds the pool, which a long drain delay would keep after its close. */
+    static final long MAX_WATCH_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /** {@return how long after a hand-over a watch checks the drain: the drain delay, at most a second} */
+    private long watchDelayNanos() {
+        return Math.min(drainDelayNanos, MAX_WATCH_DELAY_NANOS);
+    }
+
     /** Arms the schedule's watch unless one is armed already: one per schedule at a time. */
     private void watch(Schedule schedule) {
-        if (schedule.watched.compareAndSet(false, true) && later(drainDelayNanos, () -> check(schedule)) == null) {
+        if (schedule.watched.compareAndSet(false, true) && later(watchDelayNanos(), () -> check(schedule)) == null) {
             schedule.watched.set(false);
         }
     }

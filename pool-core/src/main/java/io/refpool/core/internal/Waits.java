@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -141,6 +142,47 @@ final class Waits {
             return;
         }
         result.complete(value);
+    }
+
+    /**
+     * {@return {@code call}'s stage, started on the library's call threads if this is one of the
+     * drainer threads every pool shares (a disposer's call), else here} A timed async call made on a
+     * drainer thread has its attempt (and any factory) moved to a call thread ({@link
+     * Attacher#attachAsync}), so, started there, it would find nothing granted at once and time that
+     * move: a zero limit would fail it with everything free. Started on a call thread, it is timed
+     * as from any thread. The returned stage, settled by the caller, ends the call's waits; a value
+     * {@code call} completes with after that goes to {@code unwanted}.
+     */
+    static <T> CompletionStage<T> offTheDrainer(Supplier<CompletionStage<T>> call, Consumer<? super T> unwanted) {
+        if (!DrainerThreads.owns(Thread.currentThread())) {
+            return call.get();
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            OwnThreads.calls().execute(() -> {
+                if (result.isDone()) {
+                    return; // the caller gave up before it started
+                }
+                CompletableFuture<T> started;
+                try {
+                    started = call.get().toCompletableFuture();
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                    return;
+                }
+                result.whenComplete((value, failure) -> started.cancel(false)); // the caller's settling ends it
+                started.whenComplete((value, failure) -> {
+                    if (failure != null) {
+                        result.completeExceptionally(unwrapped(failure));
+                    } else if (!result.complete(value)) {
+                        unwanted.accept(value);
+                    }
+                });
+            });
+        } catch (Throwable noThread) {
+            result.completeExceptionally(noThread);
+        }
+        return result;
     }
 
     /** A wait that an interrupt may end early. */
