@@ -50,7 +50,23 @@ import java.util.function.Supplier;
  * does: a section is waited for only while the gate is held.
  */
 public final class AsyncCalls<K, V> {
-    /** A timed call's function: not started, started, or never to start (its caller settled first). */
+    /**
+     * A timed call ({@link #callAsyncWithin}): its function's phase, and its timer.
+     *
+     * <pre>
+     *   phase         to           by (one CAS from NOT_STARTED decides)
+     *   NOT_STARTED   STARTED      the function's start, on the call executor; without an
+     *                              interrupter its timer is closed then (the limit bounds no function)
+     *   NOT_STARTED   GIVEN_UP     the call's end before the start: a wait failed, the timer fired,
+     *                              or the caller settled the stage; the function never runs
+     *
+     *   timer         armed by     callAsyncWithin, after the call took what was free at once: with
+     *                              an interrupter, at the call's start instead (it bounds the
+     *                              function too); never for a zero limit granted everything at once
+     *   timer         fired        a wait still under way, or the function still queued on the call
+     *                              executor, ends (the stage fails with a WaitTimeoutException)
+     * </pre>
+     */
     private static final int NOT_STARTED = 0, STARTED = 1, GIVEN_UP = 2;
 
     private final PoolState pool;

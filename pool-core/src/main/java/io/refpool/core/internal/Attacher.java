@@ -571,9 +571,10 @@ final class Attacher<K, V> {
             } else if (result.isDone()) { // the caller completed it while the grant came: fn never runs
                 gates.leave(guard, exclusive);
             } else if (states.get().poolSuspensions > 0) {
-                runOnThreadOfItsOwn(guard, exclusive, unlessGivenUp, result);
+                runElsewhere(
+                        work -> OwnThreads.start("attach", pool.name(), work), guard, exclusive, unlessGivenUp, result);
             } else if (DrainerThreads.owns(Thread.currentThread())) {
-                runOffTheDrainer(guard, exclusive, unlessGivenUp, result);
+                runElsewhere(OwnThreads.calls()::execute, guard, exclusive, unlessGivenUp, result);
             } else {
                 Waits.completeWith(result, () -> runAttached(guard, exclusive, unlessGivenUp));
             }
@@ -585,30 +586,22 @@ final class Attacher<K, V> {
     }
 
     /**
-     * Runs a granted {@code fn} on a thread of its own: the grant came from a thread that gave the gate
-     * up inside the pool (for its factory, or to wait for a section), and running {@code fn} there would
-     * hold that factory or wait up, and fail any use of the object it is creating ("would wait for
-     * itself"). If no thread can be started, the gate is given back and the call fails.
+     * Runs a granted {@code fn} attached, on another thread that {@code start} hands it to, with the
+     * gate the grant gave: a thread of the pool's own when the grant came from a thread that gave the
+     * gate up inside the pool (for its factory, or to wait for a section), where running {@code fn}
+     * would hold that factory or wait up and fail any use of the object it is creating ("would wait
+     * for itself"); the library's call threads when it came from a drainer thread every pool shares,
+     * which {@code fn} would hold from other pools' drains. If the hand-over fails, the gate is given
+     * back and the call fails.
      */
-    private <T> void runOnThreadOfItsOwn(
-            Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn, CompletableFuture<T> result) {
+    private <T> void runElsewhere(
+            Consumer<Runnable> start,
+            Guard guard,
+            boolean exclusive,
+            Function<? super Attachment, ? extends T> fn,
+            CompletableFuture<T> result) {
         try {
-            OwnThreads.start(
-                    "attach", pool.name(), () -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
-        } catch (Throwable noThread) {
-            gates.leave(guard, exclusive);
-            result.completeExceptionally(noThread);
-        }
-    }
-
-    /**
-     * Runs a granted {@code fn} on one of the library's call threads, not on the shared drainer thread
-     * that granted it. If the hand-over fails, the gate is given back and the call fails.
-     */
-    private <T> void runOffTheDrainer(
-            Guard guard, boolean exclusive, Function<? super Attachment, ? extends T> fn, CompletableFuture<T> result) {
-        try {
-            OwnThreads.calls().execute(() -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
+            start.accept(() -> Waits.completeWith(result, () -> runAttached(guard, exclusive, fn)));
         } catch (Throwable noThread) {
             gates.leave(guard, exclusive);
             result.completeExceptionally(noThread);
